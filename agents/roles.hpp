@@ -1,0 +1,96 @@
+#pragma once
+// The three agent roles. Each has an offline rule implementation (agents/rule/) and,
+// later, an LLM implementation; all register by name in the registries below.
+// One instance serves the whole search and is called from several worker threads at
+// once: implementations keep no per-call state (randomness comes in the context).
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval_result.hpp"
+#include "core/options.hpp"
+#include "core/problem.hpp"
+#include "core/registry.hpp"
+#include "core/rng.hpp"
+
+namespace kmcts {
+
+/// What an agent may know about one node of the variant graph.
+struct NodeView {
+  int id = -1;
+  std::string source;
+  nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
+  std::optional<EvalResult> result;                 // absent while pending
+  std::vector<std::string> plan_history;            // plans from the root to this node
+};
+
+struct Plan {
+  std::string text;      // human-readable: "TILE 32 -> 64"
+  double prior = 1.0;    // relative preference; normalised by the caller (PUCT uses it)
+  nlohmann::json data = nlohmann::json::object();  // machine-readable move, e.g. {"set": {...}}
+};
+
+/// Token and cost accounting of one agent call (zero for rule agents).
+struct AgentUsage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  double dollars = 0;
+  int calls = 0;
+};
+
+struct PlanContext {
+  const Problem* problem = nullptr;
+  NodeView parent;
+  std::vector<NodeView> tried;          // children of parent already proposed (any verdict)
+  std::optional<NodeView> best;         // best node of the search so far
+  int count = 1;                        // how many distinct plans to propose
+  CounterRng rng{0, 0};
+};
+
+struct PlanResult {
+  std::vector<Plan> plans;  // may be fewer than asked (space exhausted) or empty
+  AgentUsage usage;
+  std::string error;        // why no plan came back, if none did
+};
+
+struct CodeResult {
+  bool ok = false;
+  std::string source;
+  nlohmann::json meta = nlohmann::json::object();
+  std::string error;  // why no source came back
+  AgentUsage usage;
+};
+
+struct DebugContext {
+  const Problem* problem = nullptr;
+  NodeView failed;    // has result with the failure
+  NodeView parent;    // the node it was derived from
+  int attempt = 0;    // 0-based repair attempt on this lineage
+  CounterRng rng{0, 0};
+};
+
+class Planner {
+ public:
+  virtual ~Planner() = default;
+  virtual PlanResult propose(const PlanContext& context) = 0;
+};
+
+class Coder {
+ public:
+  virtual ~Coder() = default;
+  virtual CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) = 0;
+};
+
+class Debugger {
+ public:
+  virtual ~Debugger() = default;
+  virtual CodeResult repair(const DebugContext& context) = 0;
+};
+
+using PlannerRegistry = Registry<Planner, const Config&>;
+using CoderRegistry = Registry<Coder, const Config&>;
+using DebuggerRegistry = Registry<Debugger, const Config&>;
+
+}  // namespace kmcts

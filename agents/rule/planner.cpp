@@ -1,0 +1,157 @@
+// The offline rule planner: local moves in the problem's tunable space.
+//
+// Candidate moves from the parent's point, in three pools:
+//   step  one parameter to an adjacent value in its ordered list   prior 1.0
+//   pair  two parameters, each to an adjacent value                 prior 0.5
+//   jump  one parameter to a non-adjacent value                     prior 0.25
+// Why these priors: the value lists are ordered (tile 8 < 16 < 32), so speed is roughly
+// smooth along each axis and a single step is the move most likely to improve and the
+// easiest to attribute; pairs exist because coupled parameters (a tile and the unroll that
+// must divide it) often only move together, but there are O(P^2) of them, so each is worth
+// less; jumps escape a local optimum and are the least informed guess.
+// Each plan slot draws its pool (jump with agents.rule.jump_probability, pair with
+// agents.rule.pair_probability, else step; an empty pool falls through to step, pair, jump)
+// and then a move uniformly from it. Moves to invalid points (constraints) and to points
+// already tried (the parent and its children) are never proposed. Every draw comes from
+// the context's counter-based rng, so the same context gives the same plans.
+#include <fmt/format.h>
+
+#include <array>
+#include <cstdlib>
+#include <set>
+
+#include "agents/roles.hpp"
+#include "agents/rule/rule_common.hpp"
+
+KMCTS_OPTION("agents.rule.jump_probability", Double, 0.15, 0.0, 1.0,
+             "Rule planner: chance that a plan jumps one parameter to a non-adjacent value (escapes local optima).")
+KMCTS_OPTION("agents.rule.pair_probability", Double, 0.25, 0.0, 1.0,
+             "Rule planner: chance that a plan steps two parameters at once (for coupled parameters).")
+
+namespace kmcts::rule {
+namespace {
+
+using nlohmann::json;
+
+enum Pool { kStep = 0, kPair = 1, kJump = 2 };
+constexpr std::array<double, 3> kPrior = {1.0, 0.5, 0.25};
+constexpr std::array<const char*, 3> kPoolName = {"step", "pair", "jump"};
+
+struct Move {
+  SpacePoint point;
+  Pool pool;
+};
+
+// The adjacent values of parameter `index` at `point` (one or two of them).
+std::vector<json> neighbours(const SpaceParam& param, int index) {
+  std::vector<json> out;
+  if (index > 0) out.push_back(param.values[index - 1]);
+  if (index + 1 < static_cast<int>(param.values.size())) out.push_back(param.values[index + 1]);
+  return out;
+}
+
+class RulePlanner final : public Planner {
+ public:
+  explicit RulePlanner(const Config& config)
+      : jump_probability_(config.get_double("agents.rule.jump_probability")),
+        pair_probability_(config.get_double("agents.rule.pair_probability")) {}
+
+  PlanResult propose(const PlanContext& context) override {
+    PlanResult result;
+    const TunableSpace* space = space_of(context.problem, "rule planner", result.error);
+    if (!space) return result;
+    std::optional<SpacePoint> start = params_of(context.parent, "rule planner", result.error);
+    if (!start) return result;
+    if (!space->valid(*start)) {
+      result.error = fmt::format("rule planner: node {} has params {}, which are not a point of the space",
+                                 context.parent.id, TunableSpace::to_json(*start).dump());
+      return result;
+    }
+
+    std::set<SpacePoint> seen{*start};
+    for (const auto& child : context.tried) {
+      std::string ignored;  // a tried child without params (e.g. an LLM child) excludes nothing
+      if (auto p = params_of(child, "rule planner", ignored)) seen.insert(*p);
+    }
+
+    std::array<std::vector<Move>, 3> pools;
+    enumerate(*space, *start, seen, pools);
+
+    CounterRng rng = context.rng;
+    for (int slot = 0; slot < context.count; ++slot) {
+      Pool pool = choose_pool(rng.uniform(), pools);
+      if (pools[pool].empty()) break;  // every pool is exhausted
+      auto& moves = pools[pool];
+      size_t pick = static_cast<size_t>(rng.below(moves.size()));
+      result.plans.push_back(make_plan(*space, *start, moves[pick]));
+      moves.erase(moves.begin() + static_cast<std::ptrdiff_t>(pick));  // pools are disjoint: distinct plans
+    }
+    if (result.plans.empty())
+      result.error = fmt::format("rule planner: every valid neighbour of node {} has been tried", context.parent.id);
+    return result;
+  }
+
+ private:
+  // Fills the three pools in space order (the order matters only for determinism).
+  static void enumerate(const TunableSpace& space, const SpacePoint& start, const std::set<SpacePoint>& seen,
+                        std::array<std::vector<Move>, 3>& pools) {
+    auto offer = [&](SpacePoint p, Pool pool) {
+      if (!seen.count(p) && space.valid(p)) pools[pool].push_back(Move{std::move(p), pool});
+    };
+    const auto& params = space.params();
+    for (size_t a = 0; a < params.size(); ++a) {
+      int ia = space.index_of(params[a].name, start.at(params[a].name));
+      for (const json& v : neighbours(params[a], ia)) {
+        SpacePoint p = start;
+        p[params[a].name] = v;
+        offer(p, kStep);
+        for (size_t b = a + 1; b < params.size(); ++b) {
+          int ib = space.index_of(params[b].name, start.at(params[b].name));
+          for (const json& w : neighbours(params[b], ib)) {
+            SpacePoint q = p;
+            q[params[b].name] = w;
+            offer(q, kPair);
+          }
+        }
+      }
+      for (int k = 0; k < static_cast<int>(params[a].values.size()); ++k) {
+        if (ia >= 0 && std::abs(k - ia) <= 1) continue;  // itself or a step
+        SpacePoint p = start;
+        p[params[a].name] = params[a].values[k];
+        offer(p, kJump);
+      }
+    }
+  }
+
+  Pool choose_pool(double u, const std::array<std::vector<Move>, 3>& pools) const {
+    Pool wanted = u < jump_probability_ ? kJump : u < jump_probability_ + pair_probability_ ? kPair : kStep;
+    if (!pools[wanted].empty()) return wanted;
+    for (Pool p : {kStep, kPair, kJump})
+      if (!pools[p].empty()) return p;
+    return wanted;
+  }
+
+  static Plan make_plan(const TunableSpace& space, const SpacePoint& start, const Move& move) {
+    Plan plan;
+    plan.text = describe_move(space, start, move.point);
+    plan.prior = kPrior[move.pool];
+    json set = json::object(), from = json::object();
+    for (const auto& name : changed_params(space, start, move.point)) {
+      set[name] = move.point.at(name);
+      from[name] = start.at(name);
+    }
+    plan.data = {{"set", set}, {"from", from}, {"move", kPoolName[move.pool]}};
+    return plan;
+  }
+
+  double jump_probability_;
+  double pair_probability_;
+};
+
+}  // namespace
+}  // namespace kmcts::rule
+
+KMCTS_REGISTER(kmcts::PlannerRegistry, "rule",
+               [](const kmcts::Config& config) -> std::unique_ptr<kmcts::Planner> {
+                 return std::make_unique<kmcts::rule::RulePlanner>(config);
+               })

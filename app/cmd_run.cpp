@@ -1,0 +1,58 @@
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "app/commands.hpp"
+#include "core/options.hpp"
+#include "search/coordinator.hpp"
+#include "search/run_search.hpp"
+#include "search/summary_table.hpp"
+
+namespace kmcts::app {
+namespace {
+
+struct RunArgs {
+  std::string problem_dir;
+  std::string config_file;
+  std::vector<std::string> sets;
+  std::optional<int64_t> budget;
+  std::optional<int64_t> seed;
+  std::optional<int64_t> workers;
+  std::string out;
+  bool quiet = false;
+};
+
+extern "C" void on_interrupt(int) { Coordinator::request_stop(); }
+
+int run(const RunArgs& a) {
+  Config config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
+  for (const auto& s : a.sets) config.set(s);
+  // The convenience flags are --set shorthands, applied last.
+  if (a.budget) config.set_value("search.budget", *a.budget, "--budget");
+  if (a.seed) config.set_value("search.seed", *a.seed, "--seed");
+  if (a.workers) config.set_value("search.workers", *a.workers, "--workers");
+  RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  nlohmann::json summary = run_search(request);
+  fmt::print("{}", format_summary_table(summary));
+  return summary.value("status", "") == "completed" ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_run(CLI::App& root) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = root.add_subcommand("run", "Search for faster variants of a problem's kernel");
+  cmd->add_option("PROBLEM_DIR", args->problem_dir, "Problem folder (holds problem.json)")->required();
+  cmd->add_option("--config", args->config_file, "JSON config file (see `kmcts config --explain`)");
+  cmd->add_option("--set", args->sets, "Override one option: key=value (repeatable)");
+  cmd->add_option("--budget", args->budget, "Evaluations to spend (search.budget)");
+  cmd->add_option("--seed", args->seed, "Random seed (search.seed)");
+  cmd->add_option("--workers", args->workers, "Trials in flight (search.workers)");
+  cmd->add_option("--out", args->out, "Run directory to create (default runs/<problem>-<time>-s<seed>)");
+  cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
+  return [args] { return run(*args); };
+}
+
+}  // namespace kmcts::app

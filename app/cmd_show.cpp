@@ -1,0 +1,52 @@
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "search/export.hpp"
+#include "search/run_store.hpp"
+#include "search/summary_table.hpp"
+
+namespace kmcts::app {
+
+Command add_show(CLI::App& root) {
+  auto run_dir = std::make_shared<std::string>();
+  CLI::App* cmd = root.add_subcommand("show", "Print a run's summary again, from its store");
+  cmd->add_option("RUN_DIR", *run_dir, "Run directory")->required();
+  return [run_dir] {
+    auto store = RunStore::open(*run_dir);
+    auto summary = store->summary();
+    if (!summary)
+      throw InputError(fmt::format("run directory '{}' has no summary yet (status: {})", *run_dir, store->status()));
+    fmt::print("{}", format_summary_table(*summary));
+    return 0;
+  };
+}
+
+Command add_export(CLI::App& root) {
+  struct Args {
+    std::string run_dir;
+    std::string format = "json";
+    std::string output;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = root.add_subcommand("export", "Write a run's variant graph as JSON or Graphviz DOT");
+  cmd->add_option("RUN_DIR", args->run_dir, "Run directory")->required();
+  cmd->add_option("--format", args->format, "json or dot")->check(CLI::IsMember({"json", "dot"}));
+  cmd->add_option("-o,--output", args->output, "Output file (default: standard output)");
+  return [args] {
+    auto store = RunStore::open(args->run_dir);
+    std::string text = args->format == "dot" ? export_dot(*store) : export_json(*store).dump(2) + "\n";
+    if (args->output.empty()) {
+      fmt::print("{}", text);
+      return 0;
+    }
+    std::ofstream out(args->output, std::ios::binary);
+    if (!out) throw InputError(fmt::format("cannot write '{}'", args->output));
+    out << text;
+    return 0;
+  };
+}
+
+}  // namespace kmcts::app

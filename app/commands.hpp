@@ -1,0 +1,22 @@
+#pragma once
+// The subcommands of `kmcts`. Each registers its options on the CLI11 app and returns
+// the callback that runs it; a callback returns the process exit code.
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kmcts::app {
+
+using Command = std::function<int()>;
+
+/// The whole command line as typed (recorded in each run).
+const std::string& invocation();
+
+Command add_run(CLI::App& root);
+Command add_show(CLI::App& root);
+Command add_export(CLI::App& root);
+Command add_config(CLI::App& root);
+Command add_doctor(CLI::App& root);
+
+}  // namespace kmcts::app

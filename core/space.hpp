@@ -1,0 +1,55 @@
+#pragma once
+// A tunable space over a kernel template: named parameters with discrete values,
+// constraints between them, and a default point. The rule agents move in it; the seed
+// kernel is the template rendered at the default point.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kmcts {
+
+/// A point: parameter name -> value (values are integers or strings, kept as JSON).
+using SpacePoint = std::map<std::string, nlohmann::json>;
+
+struct SpaceParam {
+  std::string name;
+  std::vector<nlohmann::json> values;  // ordered: neighbours are adjacent indices
+  std::string help;
+};
+
+class TunableSpace {
+ public:
+  /// Parses space.json; `origin` names the file in errors (InputError).
+  static TunableSpace from_json(const nlohmann::json& j, const std::string& origin);
+
+  const std::vector<SpaceParam>& params() const { return params_; }
+  const SpaceParam* find(const std::string& name) const;
+  const SpacePoint& default_point() const { return default_point_; }
+  const std::vector<std::string>& constraints() const { return constraints_; }
+
+  /// True when every parameter has one of its values and every constraint holds.
+  bool valid(const SpacePoint& point) const;
+  /// Index of the point's value for `param` in its value list, or -1.
+  int index_of(const std::string& param, const nlohmann::json& value) const;
+
+  /// Substitutes {{NAME}} in the template with the point's values. A placeholder with
+  /// no parameter is an InputError naming it.
+  std::string render(const std::string& template_text, const SpacePoint& point) const;
+
+  static nlohmann::json to_json(const SpacePoint& point);
+  static SpacePoint point_from_json(const nlohmann::json& j);
+
+ private:
+  std::vector<SpaceParam> params_;
+  std::vector<std::string> constraints_;  // expressions over parameter names, e.g. "BM % UNROLL == 0"
+  SpacePoint default_point_;
+};
+
+/// Evaluates an integer expression with + - * / % ( ) comparisons && || ! over the point's
+/// values. Throws InputError on a syntax error or an unknown name.
+int64_t evaluate_expression(const std::string& expression, const SpacePoint& point);
+
+}  // namespace kmcts

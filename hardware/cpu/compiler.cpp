@@ -1,0 +1,162 @@
+#include "hardware/cpu/compiler.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "hardware/sandbox.hpp"
+
+#ifndef KMCTS_CPU_ABI_DIR
+#error "KMCTS_CPU_ABI_DIR must name hardware/cpu/abi (set by hardware/CMakeLists.txt)"
+#endif
+
+namespace kmcts {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `--version` answers instantly; a compiler that takes longer is broken or a wrapper
+// waiting for a network licence server, and we would rather fail early.
+constexpr double kVersionTimeoutS = 30;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool write_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  return static_cast<bool>(out);
+}
+
+/// Writes `text` to `path` so readers see the old file or the whole new one.
+bool write_atomically(const fs::path& path, const std::string& text, const std::string& unique) {
+  fs::path temp = path;
+  temp += ".tmp-" + unique;
+  if (!write_file(temp, text)) return false;
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) fs::remove(temp, ec);
+  return !ec;
+}
+
+/// A name no other thread or process uses at the same time.
+std::string unique_suffix() {
+  static std::atomic<uint64_t> counter{0};
+  return fmt::format("{}-{}", getpid(), counter.fetch_add(1));
+}
+
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+}  // namespace
+
+fs::path default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "kmcts";
+  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "kmcts";
+  return fs::temp_directory_path() / "kmcts-cache";
+}
+
+CpuCompiler::CpuCompiler(CpuCompilerSettings settings) : settings_(std::move(settings)) {
+  if (settings_.cache_dir.empty()) settings_.cache_dir = default_cache_dir();
+  object_dir_ = settings_.cache_dir / "cpu";
+  std::error_code ec;
+  fs::create_directories(object_dir_ / "tmp", ec);
+  if (ec)
+    throw InputError(fmt::format("evaluator.cache_dir: cannot create '{}': {}", object_dir_.string(), ec.message()));
+
+  SandboxLimits limits;
+  limits.timeout_s = kVersionTimeoutS;
+  SandboxResult probe = run_sandboxed({settings_.compiler, "--version"}, limits);
+  if (!probe.exited_cleanly())
+    throw InputError(fmt::format("evaluator.compiler '{}' cannot be run: {}", settings_.compiler,
+                                 probe.started ? first_line(probe.err + probe.out) : probe.error));
+  version_ = first_line(probe.out);
+  identity_ = probe.out + "\n" + read_file(fs::path(KMCTS_CPU_ABI_DIR) / "kmcts_cpu.h");
+}
+
+std::vector<std::string> CpuCompiler::command(const std::string& src, const std::string& out) const {
+  std::vector<std::string> cmd = {settings_.compiler, "-O3", "-march=native", "-std=c++17", "-shared", "-fPIC",
+                                  std::string("-I") + KMCTS_CPU_ABI_DIR};
+  cmd.insert(cmd.end(), settings_.extra_flags.begin(), settings_.extra_flags.end());
+  cmd.insert(cmd.end(), {src, "-o", out});
+  return cmd;
+}
+
+BuildResult CpuCompiler::compile(const std::string& source) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  BuildResult result;
+  result.source_hash = sha256_hex(source);
+  std::string flags;
+  for (const auto& part : command("kernel.cpp", "kernel.so")) flags += part + '\0';
+  const std::string key = sha256_hex(source + '\0' + flags + '\0' + identity_);
+  const fs::path object = object_dir_ / (key + ".so");
+  const fs::path log_path = object_dir_ / (key + ".log");
+
+  std::error_code ec;
+  if (fs::exists(object, ec)) {
+    result.ok = true;
+    result.cached = true;
+    result.artifact = object.string();
+    result.log = read_file(log_path);
+    result.resources = {{"so_bytes", fs::file_size(object, ec)}};
+    result.seconds = elapsed();
+    return result;
+  }
+
+  // A private folder per compile, with fixed file names, so messages read "kernel.cpp:3:5:"
+  // (what an agent can act on) and parallel compiles of one source never share a file.
+  const std::string unique = unique_suffix();
+  const fs::path work = object_dir_ / "tmp" / (key.substr(0, 16) + "-" + unique);
+  fs::create_directories(work, ec);
+  if (ec || !write_file(work / "kernel.cpp", source)) {
+    result.log = fmt::format("cannot write the source into '{}': {}", work.string(), ec.message());
+    result.seconds = elapsed();
+    fs::remove_all(work, ec);
+    return result;
+  }
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s;
+  limits.memory_mb = settings_.memory_mb;
+  SandboxResult run = run_sandboxed(command("kernel.cpp", "kernel.so"), limits, work);
+  result.log = run.err + run.out;
+  if (!run.started) {
+    result.log = "cannot run the compiler: " + run.error;
+  } else if (run.timed_out) {
+    result.log = fmt::format("compiler timed out after {:.0f} s\n{}", settings_.timeout_s, result.log);
+  } else if (run.signal != 0) {
+    result.log = fmt::format("compiler killed by {} (memory limit {} MiB?)\n{}", signal_name(run.signal),
+                             settings_.memory_mb, result.log);
+  } else if (run.exit_code == 0) {
+    // Log first, then the object: whoever sees the object also finds its log.
+    write_atomically(log_path, result.log, unique);
+    fs::rename(work / "kernel.so", object, ec);
+    if (ec) {
+      result.log = fmt::format("cannot store the shared object in '{}': {}", object.string(), ec.message());
+    } else {
+      result.ok = true;
+      result.artifact = object.string();
+      result.resources = {{"so_bytes", fs::file_size(object, ec)}};
+    }
+  } else if (result.log.empty()) {
+    result.log = fmt::format("compiler exited with code {} and no message", run.exit_code);
+  }
+  fs::remove_all(work, ec);
+  result.seconds = elapsed();
+  return result;
+}
+
+}  // namespace kmcts

@@ -1,0 +1,127 @@
+#include "hardware/cpu/worker/timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "core/eval_result.hpp"
+
+namespace kmcts::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Samples per kernel per block. Short blocks track drift closely; more than one sample
+// per block keeps the alternation from being a strict ping-pong that could phase-lock
+// with periodic noise (timer ticks, a neighbour's duty cycle).
+constexpr int kBlockSamples = 4;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+/// Evicts the kernels' data from the caches before each timed sample, so every sample is
+/// a cold call like the first call in a real pipeline, and a kernel cannot win by keeping
+/// its working set in the last-level cache between samples. Writes (not reads) so lines
+/// are owned by this core; the value changes each time so no layer can skip the store.
+class CacheFlusher {
+ public:
+  explicit CacheFlusher(int64_t megabytes) : buffer_(static_cast<size_t>(megabytes) << 20) {}
+  void flush() {
+    if (buffer_.empty()) return;
+    std::memset(buffer_.data(), ++value_, buffer_.size());
+    asm volatile("" : : "r"(buffer_.data()) : "memory");  // the stores must happen
+  }
+
+ private:
+  std::vector<unsigned char> buffer_;
+  unsigned char value_ = 0;
+};
+
+struct Side {
+  KernelFn fn;
+  bool is_reference;
+  std::vector<double> samples;
+  double kernel_ms = 0;
+  int warmup_calls = 0;
+
+  TensorSet& outputs(TimingSet& set) const { return is_reference ? set.reference_out : set.candidate_out; }
+  void call(TimingSet& set) const {
+    TensorSet& out = outputs(set);
+    fn(set.inputs.views(), set.inputs.count(), out.views(), out.count());
+  }
+};
+
+void warm_up(Side& side, std::vector<TimingSet>& sets, const TimingPlan& plan) {
+  const auto start = Clock::now();
+  while (side.warmup_calls < plan.warmup_calls || ms_since(start) < plan.warmup_ms)
+    side.call(sets[static_cast<size_t>(side.warmup_calls++) % sets.size()]);
+}
+
+void timed_sample(Side& side, std::vector<TimingSet>& sets, CacheFlusher& flusher) {
+  TimingSet& set = sets[side.samples.size() % sets.size()];
+  poison(side.outputs(set));
+  flusher.flush();
+  const auto begin = Clock::now();
+  side.call(set);
+  const auto end = Clock::now();
+  double ns = std::chrono::duration<double, std::nano>(end - begin).count();
+  side.samples.push_back(ns);
+  side.kernel_ms += ns * 1e-6;
+}
+
+}  // namespace
+
+TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vector<TimingSet>& sets,
+                               const TimingPlan& plan) {
+  Side ref{reference, true, {}, 0, 0};
+  Side cand{candidate, false, {}, 0, 0};
+  CacheFlusher flusher(plan.flush_mb);
+  flusher.flush();  // first touch commits the pages now, not inside the first sample
+  warm_up(ref, sets, plan);
+  warm_up(cand, sets, plan);
+
+  const size_t max_samples = static_cast<size_t>(plan.max_samples);
+  const size_t min_samples = std::max(static_cast<size_t>(plan.min_samples), sets.size());
+  const auto start = Clock::now();
+  std::string stop_reason;
+  int blocks = 0;
+  while (stop_reason.empty()) {
+    Side* order[2] = {&ref, &cand};
+    if (blocks % 2 == 1) std::swap(order[0], order[1]);  // neither kernel always goes first
+    for (Side* side : order)
+      for (int j = 0; j < kBlockSamples && side->samples.size() < max_samples; ++j) timed_sample(*side, sets, flusher);
+    ++blocks;
+
+    const size_t n = std::min(ref.samples.size(), cand.samples.size());
+    if (n >= min_samples && ref.kernel_ms >= plan.min_time_ms && cand.kernel_ms >= plan.min_time_ms) {
+      const double ref_rse = TimingStats::from_samples(ref.samples).rse_median;
+      const double cand_rse = TimingStats::from_samples(cand.samples).rse_median;
+      if (ref_rse <= plan.rse_target && cand_rse <= plan.rse_target) stop_reason = "rse_target";
+    }
+    if (stop_reason.empty() && n >= max_samples) stop_reason = "max_samples";
+    if (stop_reason.empty() && n >= sets.size() && ms_since(start) >= plan.max_time_ms) stop_reason = "max_time";
+  }
+
+  TimingOutcome outcome;
+  outcome.counters = {{"stop_reason", stop_reason},
+                      {"blocks", blocks},
+                      {"block_samples", kBlockSamples},
+                      {"samples_reference", ref.samples.size()},
+                      {"samples_candidate", cand.samples.size()},
+                      {"warmup_calls_reference", ref.warmup_calls},
+                      {"warmup_calls_candidate", cand.warmup_calls},
+                      {"kernel_ms_reference", ref.kernel_ms},
+                      {"kernel_ms_candidate", cand.kernel_ms},
+                      {"timing_wall_ms", ms_since(start)},
+                      {"rse_reference", TimingStats::from_samples(ref.samples).rse_median},
+                      {"rse_candidate", TimingStats::from_samples(cand.samples).rse_median},
+                      {"flush_mb", plan.flush_mb},
+                      {"input_sets", sets.size()}};
+  outcome.reference_ns = std::move(ref.samples);
+  outcome.candidate_ns = std::move(cand.samples);
+  return outcome;
+}
+
+}  // namespace kmcts::worker

@@ -1,0 +1,87 @@
+#include "hardware/doctor.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "hardware/sandbox.hpp"
+
+namespace kmcts {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string first_line(const std::string& text) {
+  auto start = text.find_first_not_of(" \n");
+  if (start == std::string::npos) return "";
+  return text.substr(start, text.find('\n', start) - start);
+}
+
+std::string last_line(const std::string& text) {
+  auto end = text.find_last_not_of(" \n");
+  if (end == std::string::npos) return "";
+  auto start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+}
+
+enum class Keep { first_line, last_line, all };
+
+Capability probe_tool(const std::string& name, const std::vector<std::string>& argv, Keep keep = Keep::first_line) {
+  // 20 s: importing torch cold takes several seconds on a busy machine.
+  SandboxResult r = run_sandboxed(argv, SandboxLimits{20, 0, 0, 1u << 20});
+  Capability c{name, r.exited_cleanly(), ""};
+  if (!r.started) c.detail = "not found (" + argv[0] + ")";
+  else if (r.timed_out) c.detail = "timed out";
+  else if (!c.available) c.detail = "failed: " + first_line(r.err.empty() ? r.out : r.err);
+  else if (keep == Keep::last_line) c.detail = last_line(r.out);
+  else if (keep == Keep::all) c.detail = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
+  else c.detail = first_line(r.out.empty() ? r.err : r.out);
+  return c;
+}
+
+std::string cuda_root() {
+  if (const char* env = std::getenv("CUDA_HOME")) return env;
+  return "/usr/local/cuda";
+}
+
+Capability probe_cupti() {
+  Capability c{"cupti", false, ""};
+  const fs::path root = cuda_root();
+  for (const fs::path& dir : {root / "extras/CUPTI/lib64", root / "lib64", root / "targets/x86_64-linux/lib"}) {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::string file = entry.path().filename().string();
+      if (file.rfind("libcupti.so", 0) == 0) {
+        c.available = true;
+        c.detail = entry.path().string();
+        return c;
+      }
+    }
+  }
+  c.detail = "libcupti.so not found under " + root.string();
+  return c;
+}
+
+}  // namespace
+
+std::vector<Capability> probe_machine() {
+  std::vector<Capability> caps;
+  caps.push_back(probe_tool("host compiler", {"c++", "--version"}));
+  std::string nvcc = fs::exists(cuda_root() + "/bin/nvcc") ? cuda_root() + "/bin/nvcc" : "nvcc";
+  caps.push_back(probe_tool("nvcc", {nvcc, "--version"}, Keep::last_line));
+  caps.push_back(probe_cupti());
+  caps.push_back(probe_tool("gpus", {"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"},
+                            Keep::all));
+  caps.push_back(probe_tool("python3", {"python3", "--version"}));
+  caps.push_back(probe_tool("torch", {"python3", "-c",
+                                      "import torch; print('torch', torch.__version__, 'cuda' if torch.cuda.is_available() "
+                                      "else 'no cuda', torch.cuda.device_count(), 'device(s)')"}));
+  return caps;
+}
+
+nlohmann::json to_json(const std::vector<Capability>& caps) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& c : caps) j[c.name] = {{"available", c.available}, {"detail", c.detail}};
+  return j;
+}
+
+}  // namespace kmcts

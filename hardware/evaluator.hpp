@@ -1,0 +1,46 @@
+#pragma once
+// An evaluator turns a variant's source into a verdict and a measured speedup.
+// Two phases so the coordinator can keep compiles off measurement slots:
+//   build()   - CPU work (compile, cached by content); many may run at once;
+//   measure() - correctness + timing; one per measurement slot.
+// Both are blocking and thread-safe; the coordinator runs them on its pools.
+// Implementations register by name in EvaluatorRegistry ("cpu", "synthetic", ...).
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval_result.hpp"
+#include "core/options.hpp"
+#include "core/problem.hpp"
+#include "core/registry.hpp"
+
+namespace kmcts {
+
+struct BuildResult {
+  bool ok = false;
+  std::string source_hash;   // sha256 of the source
+  std::string artifact;      // e.g. path to the shared object
+  std::string log;           // compiler output (warnings, or the error)
+  double seconds = 0;
+  bool cached = false;
+  nlohmann::json resources = nlohmann::json::object();  // registers, spills, ... where known
+};
+
+class Evaluator {
+ public:
+  virtual ~Evaluator() = default;
+  virtual BuildResult build(const std::string& source) = 0;
+  /// Measures a successful build against the problem's reference.
+  virtual EvalResult measure(const BuildResult& build) = 0;
+  /// A description for `kmcts doctor` and the run record (compiler version, device).
+  virtual nlohmann::json describe() const = 0;
+
+  /// build() then measure(); a failed build becomes a compile_error result.
+  EvalResult evaluate(const std::string& source);
+};
+
+/// Factories receive the problem and the validated config.
+using EvaluatorRegistry = Registry<Evaluator, const Problem&, const Config&>;
+
+}  // namespace kmcts

@@ -1,0 +1,270 @@
+#include "hardware/sandbox.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace kmcts {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// After the child is gone, descendants that escaped its process group may still hold
+/// its pipes; we wait this long for them before giving up on the rest of the output.
+constexpr double kDrainSeconds = 1.0;
+/// Poll tick when pidfd_open is unavailable (kernels older than 5.3): the latency we
+/// add to noticing a child's exit.
+constexpr int kFallbackTickMs = 10;
+
+// Everything the child needs, prepared before fork: after fork in a multi-threaded
+// parent only async-signal-safe calls are allowed (no malloc, no locks).
+struct ChildPlan {
+  const char* program = nullptr;
+  char* const* argv = nullptr;
+  const char* cwd = nullptr;
+  int stdin_fd = -1, stdout_fd = -1, stderr_fd = -1, status_fd = -1;
+  rlimit memory{};
+  bool limit_memory = false;
+  rlimit cpu{};
+  bool limit_cpu = false;
+  pid_t parent = 0;
+};
+
+// What the child reports on the status pipe when it cannot exec.
+struct ChildFailure {
+  int stage;  // 0 = chdir, 1 = exec
+  int error;
+};
+
+[[noreturn]] void run_child(const ChildPlan& plan) {
+  setpgid(0, 0);  // its own group, so a timeout kills every process it started
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the forking thread blocks on us, so this fires only if we die
+  if (getppid() != plan.parent) _exit(127);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int s = 1; s < NSIG; ++s)
+    if (s != SIGKILL && s != SIGSTOP) sigaction(s, &default_action, nullptr);
+  dup2(plan.stdin_fd, 0);
+  dup2(plan.stdout_fd, 1);
+  dup2(plan.stderr_fd, 2);
+#ifdef SYS_close_range
+  // Descriptors other threads opened without O_CLOEXEC must not leak into the child.
+  constexpr unsigned kCloseRangeCloexec = 1u << 2;  // CLOSE_RANGE_CLOEXEC
+  syscall(SYS_close_range, 3u, ~0u, kCloseRangeCloexec);
+#endif
+  if (plan.limit_memory) setrlimit(RLIMIT_AS, &plan.memory);
+  if (plan.limit_cpu) setrlimit(RLIMIT_CPU, &plan.cpu);
+  ChildFailure failure{0, 0};
+  if (plan.cwd && chdir(plan.cwd) != 0) {
+    failure.error = errno;
+  } else {
+    execve(plan.program, plan.argv, environ);
+    failure = {1, errno};
+  }
+  ssize_t ignored = write(plan.status_fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(127);
+}
+
+std::string resolve_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) return candidate;
+    begin = end + 1;
+  }
+  return {};
+}
+
+struct Pipe {
+  int read = -1, write = -1;
+  bool open() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return false;
+    read = fds[0], write = fds[1];
+    return true;
+  }
+  void close_read() { if (read >= 0) ::close(read), read = -1; }
+  void close_write() { if (write >= 0) ::close(write), write = -1; }
+  ~Pipe() { close_read(), close_write(); }
+};
+
+/// Appends what is readable now; returns false at end of file or on error.
+bool drain_into(int fd, std::string& sink, size_t cap, bool& truncated) {
+  char buffer[65536];
+  for (;;) {
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      size_t room = sink.size() < cap ? cap - sink.size() : 0;
+      sink.append(buffer, std::min(room, static_cast<size_t>(n)));
+      if (static_cast<size_t>(n) > room) truncated = true;
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    return false;
+  }
+}
+
+double seconds_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+int ms_until(Clock::time_point deadline) {
+  double ms = std::ceil(std::chrono::duration<double, std::milli>(deadline - Clock::now()).count());
+  return static_cast<int>(std::clamp(ms, 0.0, 1e9));
+}
+
+}  // namespace
+
+std::string signal_name(int signal_number) {
+  static const struct { int number; const char* name; } kNames[] = {
+      {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
+      {SIGABRT, "SIGABRT"}, {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+      {SIGXFSZ, "SIGXFSZ"}, {SIGPIPE, "SIGPIPE"}, {SIGSYS, "SIGSYS"},   {SIGTRAP, "SIGTRAP"},
+      {SIGINT, "SIGINT"},   {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"}, {SIGALRM, "SIGALRM"},
+      {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"}};
+  for (const auto& entry : kNames)
+    if (entry.number == signal_number) return entry.name;
+  return "signal " + std::to_string(signal_number);
+}
+
+SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxLimits& limits,
+                            const std::filesystem::path& cwd) {
+  if (argv.empty()) throw std::invalid_argument("run_sandboxed: empty argv");
+  SandboxResult result;
+  const std::string program = resolve_program(argv[0]);
+  if (program.empty()) {
+    result.error = "'" + argv[0] + "' not found in PATH";
+    return result;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const std::string cwd_text = cwd.string();
+
+  Pipe out, err, status;
+  if (!out.open() || !err.open() || !status.open()) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ChildPlan plan;
+  plan.program = program.c_str();
+  plan.argv = args.data();
+  plan.cwd = cwd_text.empty() ? nullptr : cwd_text.c_str();
+  plan.stdin_fd = devnull, plan.stdout_fd = out.write, plan.stderr_fd = err.write, plan.status_fd = status.write;
+  if (limits.memory_mb > 0) {
+    rlim_t bytes = static_cast<rlim_t>(limits.memory_mb) << 20;
+    plan.memory = {bytes, bytes};
+    plan.limit_memory = true;
+  }
+  if (limits.cpu_seconds > 0) {
+    auto soft = static_cast<rlim_t>(std::ceil(limits.cpu_seconds));
+    plan.cpu = {soft, soft + 1};  // SIGXCPU at the soft limit, SIGKILL a second later
+    plan.limit_cpu = true;
+  }
+  plan.parent = getpid();
+
+  const auto start = Clock::now();
+  pid_t pid = fork();
+  if (pid == 0) run_child(plan);
+  if (devnull >= 0) ::close(devnull);
+  out.close_write(), err.close_write(), status.close_write();
+  if (pid < 0) {
+    result.error = std::string("fork: ") + std::strerror(errno);
+    return result;
+  }
+  setpgid(pid, pid);  // also from this side: no window where a timeout kill misses the group
+
+  // The status pipe closes on a successful exec; data on it means the exec failed.
+  ChildFailure failure{};
+  ssize_t got;
+  do got = ::read(status.read, &failure, sizeof failure);
+  while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    int ignored;
+    waitpid(pid, &ignored, 0);
+    result.error = (failure.stage == 0 ? "cannot enter '" + cwd_text + "': " : "cannot run '" + program + "': ") +
+                   std::strerror(failure.error);
+    return result;
+  }
+  result.started = true;
+
+  for (int fd : {out.read, err.read}) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limits.timeout_s));
+  Clock::time_point drain_deadline{};
+  bool out_open = true, err_open = true, child_done = false, out_cut = false, err_cut = false;
+  int wait_status = 0;
+
+  auto finish_child = [&](bool timed_out) {
+    // The child is still a zombie (not reaped), so its pid cannot have been reused.
+    kill(-pid, SIGKILL);  // stragglers in its group (or everything, on a timeout)
+    if (timed_out) kill(pid, SIGKILL), result.timed_out = true;
+    while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
+    }
+    child_done = true;
+    result.wall_seconds = seconds_between(start, Clock::now());
+    drain_deadline = Clock::now() + std::chrono::milliseconds(static_cast<int>(kDrainSeconds * 1000));
+  };
+
+  while (out_open || err_open || !child_done) {
+    if (!child_done && Clock::now() >= deadline) {
+      finish_child(true);
+      continue;
+    }
+    if (child_done && Clock::now() >= drain_deadline) break;
+    pollfd fds[3];
+    int count = 0, out_index = -1, err_index = -1, pid_index = -1;
+    if (out_open) out_index = count, fds[count++] = {out.read, POLLIN, 0};
+    if (err_open) err_index = count, fds[count++] = {err.read, POLLIN, 0};
+    if (!child_done && pidfd >= 0) pid_index = count, fds[count++] = {pidfd, POLLIN, 0};
+    int wait_ms = ms_until(child_done ? drain_deadline : deadline);
+    if (!child_done && pidfd < 0) wait_ms = std::min(wait_ms, kFallbackTickMs);
+    int ready = poll(fds, static_cast<nfds_t>(count), wait_ms);
+    if (ready < 0 && errno != EINTR) break;
+    if (out_index >= 0 && fds[out_index].revents) out_open = drain_into(out.read, result.out, limits.max_output_bytes, out_cut);
+    if (err_index >= 0 && fds[err_index].revents) err_open = drain_into(err.read, result.err, limits.max_output_bytes, err_cut);
+    if (!child_done) {
+      siginfo_t info{};  // WNOWAIT keeps the zombie, so the group kill stays safe
+      bool exited = pid_index >= 0 ? fds[pid_index].revents != 0
+                                   : waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+                                         info.si_pid == pid;
+      if (exited) finish_child(false);
+    }
+  }
+  if (!child_done) finish_child(false);  // poll failed: do not leave a zombie behind
+  if (pidfd >= 0) ::close(pidfd);
+  if (out_cut) result.out += "\n[output truncated]\n";
+  if (err_cut) result.err += "\n[output truncated]\n";
+  if (WIFEXITED(wait_status)) result.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) result.signal = WTERMSIG(wait_status);
+  return result;
+}
+
+}  // namespace kmcts

@@ -1,0 +1,40 @@
+#pragma once
+// Runs one child process under limits and collects what it said. Used for the compiler
+// and for the CPU worker: whatever the child does (crash, hang, flood its pipes, fork),
+// the caller gets a SandboxResult back and the child's whole process group is gone.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace kmcts {
+
+struct SandboxLimits {
+  double timeout_s = 60;       // wall clock; on expiry the process group gets SIGKILL
+  int64_t memory_mb = 0;       // RLIMIT_AS of the child; 0 = inherit
+  double cpu_seconds = 0;      // RLIMIT_CPU (soft; SIGKILL one second later); 0 = inherit
+  size_t max_output_bytes = 8u << 20;  // per stream; more is read and dropped (marked)
+};
+
+struct SandboxResult {
+  bool started = false;   // false: the program could not be run at all (see error)
+  std::string error;      // why it did not start
+  int exit_code = -1;     // valid when the child exited (signal == 0)
+  int signal = 0;         // the terminating signal, 0 if it exited
+  bool timed_out = false; // killed by us at the wall-clock limit
+  std::string out;
+  std::string err;
+  double wall_seconds = 0;
+
+  bool exited_cleanly() const { return started && !timed_out && signal == 0 && exit_code == 0; }
+};
+
+/// Runs argv[0] (searched in PATH when it has no '/') with the arguments. `cwd` empty = ours.
+/// Never throws for anything the child does; throws std::invalid_argument on an empty argv.
+SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxLimits& limits,
+                            const std::filesystem::path& cwd = {});
+
+/// "SIGSEGV" for SIGSEGV, "signal 42" for signals without a name.
+std::string signal_name(int signal_number);
+
+}  // namespace kmcts

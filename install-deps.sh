@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs kmcts's build and test dependencies from Debian 12 packages. Idempotent: when
+# everything is already installed it touches nothing (and needs no network).
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build git
+  libtbb-dev libboost-dev libboost-graph-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
+  libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev doctest-dev
+  graphviz sqlite3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+sudo=""
+if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,63 @@
+#pragma once
+// The coordinator: one thread, the only writer of the variant graph and the run store.
+// It asks the strategy for work whenever a slot frees up, runs agent calls and
+// evaluations on TBB arenas (blocking work never runs on the coordinator), and applies
+// completions one at a time, in arrival order; each applied completion is an event.
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "agents/roles.hpp"
+#include "core/problem.hpp"
+#include "hardware/evaluator.hpp"
+#include "search/reward.hpp"
+#include "search/run_store.hpp"
+#include "search/strategy.hpp"
+#include "search/variant_graph.hpp"
+
+namespace kmcts {
+
+struct SearchParts {
+  std::unique_ptr<Evaluator> evaluator;
+  std::unique_ptr<Planner> planner;
+  std::unique_ptr<Coder> coder;
+  std::unique_ptr<Debugger> debugger;
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<Reward> reward;
+  /// Builds every part from the names in the config (unknown names are InputErrors).
+  static SearchParts from_config(const Problem& problem, const Config& config);
+};
+
+struct SearchSettings {
+  int budget = 40;            // evaluations, the seed kernel included
+  int workers = 2;            // trials in flight (each: agent call, then evaluation)
+  uint64_t seed = 0;
+  int plans_per_call = 4;
+  double max_wall_s = 0;      // 0 = no limit
+  bool progress = true;
+  static SearchSettings from_config(const Config& config);
+};
+
+class Coordinator {
+ public:
+  Coordinator(const Problem& problem, SearchSettings settings, SearchParts parts, RunStore& store);
+  ~Coordinator();
+  /// Runs the search to its budget; returns the summary (also written by the store).
+  nlohmann::json run();
+  /// Thread- and signal-safe: finish in-flight work, then stop.
+  static void request_stop();
+
+  const VariantGraph& graph() const { return graph_; }
+
+  struct State;  // defined in coordinator_state.hpp
+
+ private:
+  std::unique_ptr<State> state_;
+  VariantGraph graph_;
+};
+
+}  // namespace kmcts

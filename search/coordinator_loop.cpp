@@ -1,0 +1,292 @@
+// The coordinator's loop: dispatch work into free slots, apply completions in order.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "search/canonical.hpp"
+#include "search/coordinator_state.hpp"
+
+namespace kmcts {
+namespace {
+
+using detail::AgentDone;
+using detail::EvalDone;
+using State = Coordinator::State;
+
+void persist_path(State& s, VariantGraph& g, std::vector<int> path, int node) {
+  if (path.empty() || path.back() != node) path.push_back(node);
+  for (size_t i = 0; i < path.size(); ++i) {
+    s.store.update_node(g.node(path[i]));
+    if (i > 0)
+      if (const EdgeRecord* e = g.edge(path[i - 1], path[i])) s.store.update_edge_visits(e->parent, e->child, e->visits);
+  }
+}
+
+void start_evaluation(State& s, const Selection& sel, int node, const std::string& source) {
+  s.evaluations_started++;
+  s.eval_arena.enqueue([&s, sel, node, source] {
+    EvalDone done{sel, node, {}};
+    try {
+      done.result = s.parts.evaluator->evaluate(source);
+    } catch (const std::exception& e) {
+      done.result.verdict = Verdict::infra_error;
+      done.result.message = fmt::format("evaluator error: {}", e.what());
+    }
+    s.completions.push(std::move(done));
+  });
+}
+
+void start_agents(State& s, VariantGraph& g, const Selection& sel) {
+  s.in_flight++;
+  s.agent_stage++;
+  s.agent_calls_total++;
+  int call = s.agent_calls[sel.node]++;
+  CounterRng rng(s.settings.seed, mix64(static_cast<uint64_t>(sel.node)) ^ mix64(static_cast<uint64_t>(call) + 1) ^
+                                      string_key(sel.kind == Selection::Kind::debug ? "debug" : "expand"));
+  if (sel.kind == Selection::Kind::debug) {
+    DebugContext ctx{&s.problem, s.view(g, sel.node), {}, g.node(sel.node).debug_attempts - 1, rng};
+    auto parents = g.tree_path(sel.node);
+    ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
+    s.agent_arena.enqueue([&s, sel, ctx] {
+      AgentDone done{sel, {}, {}, {}, false, {}, 0};
+      try {
+        done.code = s.parts.debugger->repair(ctx);
+        done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
+      } catch (const std::exception& e) {
+        done.error = e.what();
+      }
+      s.completions.push(std::move(done));
+    });
+    return;
+  }
+  std::optional<Plan> plan;
+  if (auto& queue = s.queued_plans[sel.node]; !queue.empty()) plan = queue.front(), queue.pop_front();
+  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, std::nullopt, s.settings.plans_per_call, rng};
+  for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
+  s.agent_arena.enqueue([&s, sel, ctx, plan] {
+    AgentDone done{sel, {}, {}, {}, false, {}, 0};
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      std::optional<Plan> chosen = plan;
+      if (!chosen) {
+        PlanResult proposed = s.parts.planner->propose(ctx);
+        done.code.usage = proposed.usage;
+        if (proposed.plans.empty()) {
+          done.exhausted = true;
+          done.error = proposed.error.empty() ? "the planner proposed nothing" : proposed.error;
+        } else {
+          chosen = proposed.plans.front();
+          done.spare_plans.assign(proposed.plans.begin() + 1, proposed.plans.end());
+        }
+      }
+      if (chosen) {
+        AgentUsage planning = done.code.usage;
+        done.plan = *chosen;
+        done.code = s.parts.coder->write(s.problem, ctx.parent, *chosen);
+        done.code.usage.prompt_tokens += planning.prompt_tokens;
+        done.code.usage.completion_tokens += planning.completion_tokens;
+        done.code.usage.dollars += planning.dollars;
+        done.code.usage.calls += planning.calls;
+      }
+    } catch (const std::exception& e) {
+      done.error = e.what();
+    }
+    done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.completions.push(std::move(done));
+  });
+}
+
+}  // namespace
+}  // namespace kmcts
+
+namespace kmcts {
+namespace {
+
+void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
+  s.agent_stage--;
+  const Selection& sel = d.selection;
+  s.usage.prompt_tokens += d.code.usage.prompt_tokens;
+  s.usage.completion_tokens += d.code.usage.completion_tokens;
+  s.usage.dollars += d.code.usage.dollars;
+  s.usage.calls += d.code.usage.calls;
+  auto& queue = s.queued_plans[sel.node];
+  queue.insert(queue.end(), d.spare_plans.begin(), d.spare_plans.end());
+  const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
+  if (!d.error.empty() || !d.code.ok) {
+    std::string why = !d.error.empty() ? d.error : d.code.error;
+    s.event("agent_failed", {{"node", sel.node}, {"kind", kind}, {"plan", d.plan.text}, {"error", why}, {"exhausted", d.exhausted}});
+    s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);
+    s.in_flight--;
+    return;
+  }
+  NodeRecord child;
+  child.hash = canonical_hash(d.code.source);
+  child.origin = kind;
+  child.meta = d.code.meta;
+  child.plan = d.plan.text;
+  child.created_seq = s.seq + 1;
+  EdgeRecord edge;
+  edge.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
+  edge.plan = d.plan.text;
+  edge.plan_data = d.plan.data;
+  edge.seq = s.seq + 1;
+  VariantGraph::Added added = g.add_child(sel.node, child, edge);
+  if (added.new_node) {
+    s.sources[child.hash] = d.code.source;
+    s.store.put_source(child.hash, d.code.source);
+    s.store.add_node(g.node(added.node));
+  }
+  if (added.new_edge) s.store.add_edge(*g.edge(sel.node, added.node));
+  if (added.new_edge && !added.new_node) s.transpositions++;
+  s.event("child", {{"parent", sel.node}, {"child", added.node}, {"kind", kind}, {"plan", d.plan.text},
+                    {"new_node", added.new_node}, {"new_edge", added.new_edge}, {"closes_cycle", added.closes_cycle},
+                    {"agent_seconds", d.seconds}});
+  s.parts.strategy->on_child(g, sel, added.node, added.new_node);
+  if (added.new_node) {
+    start_evaluation(s, sel, added.node, d.code.source);
+  } else {
+    s.in_flight--;
+    persist_path(s, g, sel.path, added.node);
+  }
+}
+
+void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
+  s.in_flight--;
+  s.evaluations_done++;
+  const EvalResult& r = d.result;
+  NodeRecord& n = g.node(d.node);
+  n.status = r.ok() ? NodeStatus::ok : NodeStatus::failed;
+  n.verdict = to_string(r.verdict);
+  n.speedup = r.ok() ? r.speedup : 0;
+  n.median_ns = r.ok() ? r.candidate.median_ns : 0;
+  if (!r.ok()) {
+    s.failures++;
+    s.failures_by_verdict[n.verdict]++;
+  }
+  s.results[d.node] = r;
+  s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
+  int64_t seq = s.next_seq();
+  s.store.add_evaluation(EvaluationRecord{d.node, seq, r});
+  s.store.append_event(EventRecord{seq, s.elapsed(), "evaluation",
+                                   {{"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
+                                    {"reward", n.reward}, {"message", r.message}}});
+  persist_path(s, g, d.selection.path, d.node);
+}
+
+ProgressState progress_of(const State& s, const VariantGraph& g) {
+  ProgressState p{s.evaluations_done, s.settings.budget, 0, -1, s.failures, s.in_flight, s.elapsed()};
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).status == NodeStatus::ok && g.node(i).speedup > p.best_speedup) p.best_speedup = g.node(i).speedup, p.best_node = i;
+  return p;
+}
+
+}  // namespace
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+nlohmann::json summarize(const State& s, const VariantGraph& g, const std::string& status, const std::string& message) {
+  nlohmann::json j = {{"status", status},
+                      {"problem", s.problem.name},
+                      {"run_dir", s.store.dir().string()},
+                      {"budget", s.settings.budget},
+                      {"evaluations", s.evaluations_done},
+                      {"failures", s.failures},
+                      {"failures_by_verdict", s.failures_by_verdict},
+                      {"nodes", g.size()},
+                      {"edges", g.edge_count()},
+                      {"transpositions", s.transpositions},
+                      {"agent_calls", s.agent_calls_total},
+                      {"tokens", s.usage.prompt_tokens + s.usage.completion_tokens},
+                      {"dollars", s.usage.dollars},
+                      {"wall_seconds", s.elapsed()}};
+  if (!message.empty()) j["message"] = message;
+  if (g.size() == 0) return j;
+  const NodeRecord& root = g.node(0);
+  if (root.status == NodeStatus::ok) j["seed"] = {{"node", 0}, {"median_ns", root.median_ns}, {"speedup", root.speedup}};
+  int best = -1;
+  for (int i = 0; i < g.size(); ++i)
+    if (g.node(i).status == NodeStatus::ok && (best == -1 || g.node(i).speedup > g.node(best).speedup)) best = i;
+  if (best >= 0) {
+    const NodeRecord& b = g.node(best);
+    nlohmann::json history = nlohmann::json::array();
+    for (int p : g.tree_path(best))
+      if (!g.node(p).plan.empty()) history.push_back(g.node(p).plan);
+    j["best"] = {{"node", best}, {"hash", b.hash}, {"speedup", b.speedup}, {"median_ns", b.median_ns},
+                 {"plan_history", history}, {"meta", b.meta}};
+    // Both speedups were measured against the reference in the same worker process, so
+    // their ratio cancels drift between the two runs better than a ratio of raw times.
+    if (root.status == NodeStatus::ok && root.speedup > 0) j["best"]["speedup_over_seed"] = b.speedup / root.speedup;
+  }
+  return j;
+}
+
+bool out_of_time(const State& s) { return s.settings.max_wall_s > 0 && s.elapsed() >= s.settings.max_wall_s; }
+
+}  // namespace
+
+void Coordinator::request_stop() { g_stop.store(true); }
+
+nlohmann::json Coordinator::run() {
+  State& s = *state_;
+  VariantGraph& g = graph_;
+  g_stop.store(false);
+  NodeRecord root;
+  root.hash = canonical_hash(s.problem.seed_source);
+  root.origin = "seed";
+  root.meta = s.problem.seed_meta;
+  root.created_seq = s.seq + 1;
+  g.add_root(root);
+  s.sources[root.hash] = s.problem.seed_source;
+  s.store.put_source(root.hash, s.problem.seed_source);
+  s.store.add_node(g.node(0));
+  s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
+  s.in_flight = 1;
+  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}}, 0, s.problem.seed_source);
+
+  bool seed_done = false;
+  std::string stop_reason;
+  while (true) {
+    if (seed_done && stop_reason.empty()) {
+      if (g_stop.load()) stop_reason = "interrupted";
+      else if (out_of_time(s)) stop_reason = "wall-clock budget reached";
+      else if (s.agent_calls_total >= 20 * s.settings.budget) stop_reason = "agent-call cap reached (agents keep proposing known variants)";
+    }
+    while (seed_done && stop_reason.empty() && s.in_flight < s.settings.workers &&
+           s.evaluations_started + s.agent_stage < s.settings.budget) {
+      auto selection = s.parts.strategy->next(g);
+      if (!selection) break;
+      start_agents(s, g, *selection);
+    }
+    if (s.in_flight == 0) break;
+    s.progress.update(progress_of(s, g));
+    auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
+    if (completion) {
+      RunStore::Transaction tx(s.store);
+      if (auto* a = std::get_if<AgentDone>(&*completion)) apply_agent(s, g, *a);
+      if (auto* e = std::get_if<EvalDone>(&*completion)) apply_evaluation(s, g, *e);
+      tx.commit();
+    }
+    if (!seed_done && g.node(0).status != NodeStatus::pending) {
+      seed_done = true;
+      if (g.node(0).status == NodeStatus::failed) {
+        s.progress.finish();
+        auto summary = summarize(s, g, "failed", "the seed kernel failed: " + s.results.at(0).message);
+        s.store.finish(summary);
+        return summary;
+      }
+    }
+  }
+  s.progress.update(progress_of(s, g));
+  s.progress.finish();
+  std::string status = stop_reason == "interrupted" ? "interrupted" : "completed";
+  if (stop_reason.empty() && s.evaluations_started < s.settings.budget) stop_reason = "search space exhausted before the budget";
+  auto summary = summarize(s, g, status, stop_reason);
+  s.event("finished", {{"status", status}, {"reason", stop_reason}});
+  s.store.finish(summary);
+  return summary;
+}
+
+}  // namespace kmcts

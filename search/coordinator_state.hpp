@@ -1,0 +1,75 @@
+#pragma once
+// Internals of the coordinator shared by its two source files (dispatch and apply).
+#include <deque>
+#include <map>
+#include <variant>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "search/completion_queue.hpp"
+#include "search/coordinator.hpp"
+#include "search/progress.hpp"
+
+namespace kmcts::detail {
+
+struct AgentDone {
+  Selection selection;
+  CodeResult code;
+  Plan plan;                      // the plan the coder followed (empty for debug)
+  std::vector<Plan> spare_plans;  // further plans from the same planner call
+  bool exhausted = false;         // the planner had nothing left for this node
+  std::string error;
+  double seconds = 0;
+};
+
+struct EvalDone {
+  Selection selection;
+  int node = -1;
+  EvalResult result;
+};
+
+using Completion = std::variant<AgentDone, EvalDone>;
+
+}  // namespace kmcts::detail
+
+namespace kmcts {
+
+struct Coordinator::State {
+  State(const Problem& p, SearchSettings s, SearchParts parts, RunStore& st);
+
+  const Problem& problem;
+  SearchSettings settings;
+  SearchParts parts;
+  RunStore& store;
+  // Blocking jobs need threads of their own: TBB otherwise runs only as many blocking
+  // bodies as it has threads (REFERENCE.md, TBB pitfalls), which is 2 on CI.
+  tbb::global_control threads;
+  tbb::task_arena agent_arena;
+  tbb::task_arena eval_arena;
+  CompletionQueue<detail::Completion> completions;
+
+  std::map<std::string, std::string> sources;  // hash -> source
+  std::map<int, EvalResult> results;           // node -> evaluation
+  std::map<int, std::deque<Plan>> queued_plans;
+  std::map<int, int> agent_calls;              // per node, keys the agents' RNG
+  int64_t seq = 0;
+  int in_flight = 0;       // trials: agent call, then maybe an evaluation
+  int agent_stage = 0;     // trials still in their agent call
+  int evaluations_started = 0;
+  int evaluations_done = 0;
+  int failures = 0;
+  int agent_calls_total = 0;
+  int transpositions = 0;
+  std::map<std::string, int> failures_by_verdict;
+  AgentUsage usage;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  Progress progress;
+
+  double elapsed() const;
+  int64_t next_seq() { return ++seq; }
+  void event(const std::string& kind, nlohmann::json payload);
+  NodeView view(const VariantGraph& g, int id) const;
+};
+
+}  // namespace kmcts

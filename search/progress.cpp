@@ -1,0 +1,32 @@
+#include "search/progress.hpp"
+
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+namespace kmcts {
+
+std::string format_progress(const ProgressState& s) {
+  std::string best = s.best_node >= 0 ? fmt::format("{:.2f}x (node {})", s.best_speedup, s.best_node) : "-";
+  return fmt::format("[{:>4}/{} evals] best {}  failures {}  running {}  {:.1f}s", s.evaluations, s.budget, best,
+                     s.failures, s.running, s.elapsed_s);
+}
+
+Progress::Progress(bool enabled, std::FILE* out) : enabled_(enabled), tty_(isatty(fileno(out)) != 0), out_(out) {}
+
+void Progress::update(const ProgressState& state) {
+  if (!enabled_) return;
+  if (tty_) {
+    fmt::print(out_, "\r\033[K{}", format_progress(state));
+  } else if (state.evaluations != last_evaluations_) {
+    fmt::print(out_, "{}\n", format_progress(state));
+  }
+  last_evaluations_ = state.evaluations;
+  std::fflush(out_);
+}
+
+void Progress::finish() {
+  if (enabled_ && tty_) fmt::print(out_, "\n");
+}
+
+}  // namespace kmcts

@@ -1,0 +1,34 @@
+#pragma once
+// Progress of a search on stderr: one self-overwriting line on a terminal, a line per
+// finished evaluation otherwise (logs and CI).
+#include <cstdio>
+#include <string>
+
+namespace kmcts {
+
+struct ProgressState {
+  int evaluations = 0;
+  int budget = 0;
+  double best_speedup = 0;
+  int best_node = -1;
+  int failures = 0;
+  int running = 0;
+  double elapsed_s = 0;
+};
+
+class Progress {
+ public:
+  explicit Progress(bool enabled, std::FILE* out = stderr);
+  void update(const ProgressState& state);
+  void finish();
+
+ private:
+  bool enabled_;
+  bool tty_;
+  std::FILE* out_;
+  int last_evaluations_ = -1;
+};
+
+std::string format_progress(const ProgressState& state);
+
+}  // namespace kmcts

@@ -1,0 +1,66 @@
+#pragma once
+// Plain records of a run, as the coordinator applies them and the run store keeps them.
+// The graph, the store, the exports and `kmcts show` all speak in these.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/eval_result.hpp"
+
+namespace kmcts {
+
+enum class NodeStatus { pending, ok, failed };
+const char* to_string(NodeStatus s);
+NodeStatus node_status_from_string(const std::string& s);
+
+struct NodeRecord {
+  int id = -1;               // 0 is the seed kernel (the root)
+  std::string hash;          // sha256 of the canonical source
+  NodeStatus status = NodeStatus::pending;
+  std::string verdict;       // to_string(Verdict) once evaluated
+  std::string origin;        // "seed" | "expand" | "debug"
+  int depth = 0;             // along the first path that reached it
+  double speedup = 0;        // vs the reference, when ok
+  double median_ns = 0;      // candidate median, when ok
+  double reward = 0;         // this node's own reward once evaluated
+  int visits = 0;            // MCTS node visits (backups through it)
+  double value_sum = 0;      // sum of backed-up rewards
+  int debug_attempts = 0;    // repairs tried on this node
+  nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}}
+  std::string plan;          // the plan text of the edge that created it ("" for the root)
+  int64_t created_seq = 0;   // event sequence number that created it
+};
+
+enum class EdgeKind { expand, debug };
+const char* to_string(EdgeKind k);
+EdgeKind edge_kind_from_string(const std::string& s);
+
+struct EdgeRecord {
+  int parent = -1;
+  int child = -1;
+  EdgeKind kind = EdgeKind::expand;
+  std::string plan;          // plan text (or "repair: ..." for debug edges)
+  nlohmann::json plan_data = nlohmann::json::object();
+  bool transposition = false;  // the child already existed when this edge was added
+  int visits = 0;            // selections through this edge (kept apart from node visits)
+  int64_t seq = 0;
+};
+
+struct EvaluationRecord {
+  int node = -1;
+  int64_t seq = 0;
+  EvalResult result;
+};
+
+struct EventRecord {
+  int64_t seq = 0;
+  double time_s = 0;         // seconds since the run started
+  std::string kind;          // "node", "edge", "evaluation", "expansion_failed", "budget", ...
+  nlohmann::json payload = nlohmann::json::object();
+};
+
+nlohmann::json to_json(const NodeRecord& n);
+nlohmann::json to_json(const EdgeRecord& e);
+
+}  // namespace kmcts

@@ -1,0 +1,106 @@
+#include "search/variant_graph.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kmcts {
+
+VariantGraph::Storage::vertex_descriptor VariantGraph::vertex(int id) const {
+  if (id < 0 || id >= size()) throw std::out_of_range("no node " + std::to_string(id));
+  return static_cast<Storage::vertex_descriptor>(id);
+}
+
+int VariantGraph::add_root(NodeRecord root) {
+  if (size() != 0) throw std::logic_error("the graph already has a root");
+  root.id = 0;
+  root.depth = 0;
+  by_hash_[root.hash] = 0;
+  tree_parent_.push_back(-1);
+  boost::add_vertex(std::move(root), g_);
+  return 0;
+}
+
+VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRecord link) {
+  vertex(parent);  // validates
+  Added added;
+  if (auto existing = find(node.hash)) {
+    added.node = *existing;
+  } else {
+    added.node = size();
+    added.new_node = true;
+    node.id = added.node;
+    node.depth = this->node(parent).depth + 1;
+    by_hash_[node.hash] = added.node;
+    tree_parent_.push_back(parent);
+    boost::add_vertex(std::move(node), g_);
+  }
+  if (edge(parent, added.node)) return added;
+  added.closes_cycle = !added.new_node && reaches(added.node, parent);
+  link.parent = parent;
+  link.child = added.node;
+  link.transposition = !added.new_node;
+  boost::add_edge(vertex(parent), vertex(added.node), std::move(link), g_);
+  added.new_edge = true;
+  return added;
+}
+
+std::optional<int> VariantGraph::find(const std::string& hash) const {
+  auto it = by_hash_.find(hash);
+  if (it == by_hash_.end()) return std::nullopt;
+  return it->second;
+}
+
+EdgeRecord* VariantGraph::edge(int parent, int child) {
+  auto [e, exists] = boost::edge(vertex(parent), vertex(child), g_);
+  return exists ? &g_[e] : nullptr;
+}
+
+const EdgeRecord* VariantGraph::edge(int parent, int child) const {
+  auto [e, exists] = boost::edge(vertex(parent), vertex(child), g_);
+  return exists ? &g_[e] : nullptr;
+}
+
+std::vector<int> VariantGraph::children(int id) const {
+  std::vector<int> out;
+  for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
+    out.push_back(static_cast<int>(boost::target(*it, g_)));
+  return out;
+}
+
+std::vector<int> VariantGraph::parents(int id) const {
+  std::vector<int> out;
+  for (auto [it, end] = boost::in_edges(vertex(id), g_); it != end; ++it)
+    out.push_back(static_cast<int>(boost::source(*it, g_)));
+  return out;
+}
+
+std::vector<EdgeRecord> VariantGraph::edges() const {
+  std::vector<EdgeRecord> out;
+  for (auto [it, end] = boost::edges(g_); it != end; ++it) out.push_back(g_[*it]);
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
+  return out;
+}
+
+bool VariantGraph::reaches(int from, int to) const {
+  std::vector<char> seen(size(), 0);
+  std::vector<int> stack{from};
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (n == to) return true;
+    if (seen[n]) continue;
+    seen[n] = 1;
+    for (int c : children(n))
+      if (!seen[c]) stack.push_back(c);
+  }
+  return false;
+}
+
+std::vector<int> VariantGraph::tree_path(int id) const {
+  std::vector<int> path;
+  for (int n = id; n != -1; n = tree_parent_.at(n)) path.push_back(n);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace kmcts

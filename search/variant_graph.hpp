@@ -1,0 +1,60 @@
+#pragma once
+// The graph of kernel variants. A node is a canonical source (one hash, one node); an
+// edge is "this parent led to this child". Reaching a known source again adds an edge to
+// the existing node (a transposition), never a duplicate node. Edges may close cycles
+// (an agent can re-derive an ancestor); every traversal here is cycle-safe.
+// Only the coordinator thread writes it.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "search/records.hpp"
+
+namespace kmcts {
+
+class VariantGraph {
+ public:
+  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeRecord, EdgeRecord>;
+
+  struct Added {
+    int node = -1;
+    bool new_node = false;   // the source was not in the graph
+    bool new_edge = false;   // parent -> node was not an edge yet
+    bool closes_cycle = false;
+  };
+
+  /// Adds the root (id 0). Throws std::logic_error if the graph is not empty.
+  int add_root(NodeRecord root);
+  /// Adds parent -> (node with `node.hash`): a new node, or an edge to the existing one.
+  Added add_child(int parent, NodeRecord node, EdgeRecord link);
+
+  std::optional<int> find(const std::string& hash) const;
+  int size() const { return static_cast<int>(boost::num_vertices(g_)); }
+  int edge_count() const { return static_cast<int>(boost::num_edges(g_)); }
+
+  NodeRecord& node(int id) { return g_[vertex(id)]; }
+  const NodeRecord& node(int id) const { return g_[vertex(id)]; }
+  EdgeRecord* edge(int parent, int child);
+  const EdgeRecord* edge(int parent, int child) const;
+  std::vector<int> children(int id) const;
+  std::vector<int> parents(int id) const;
+  std::vector<EdgeRecord> edges() const;
+
+  /// True if a directed path leads from `from` to `to` (iterative, visits each node once).
+  bool reaches(int from, int to) const;
+  /// Root -> id along each node's first (tree) parent edge; the tree edges form no cycle.
+  std::vector<int> tree_path(int id) const;
+
+  const Storage& storage() const { return g_; }
+
+ private:
+  Storage::vertex_descriptor vertex(int id) const;
+  std::unordered_map<std::string, int> by_hash_;
+  std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
+  Storage g_;
+};
+
+}  // namespace kmcts

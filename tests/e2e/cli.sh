@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Whole-command tests of the kmcts binary: exit codes, one-line errors, outputs.
+# Usage: cli.sh KMCTS_BINARY SOURCE_DIR
+set -uo pipefail
+kmcts=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+
+check() {  # check NAME EXPECTED_EXIT PATTERN -- command...
+  local name=$1 want=$2 pattern=$3
+  shift 4
+  local out code
+  out=$("$@" 2>&1)
+  code=$?
+  if [ "$code" != "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL $name: exit $code (want $want), output:"
+    echo "$out" | head -20
+    failures=$((failures + 1))
+  else
+    passes=$((passes + 1))
+  fi
+}
+
+fixture="$src/tests/fixtures/synthetic_space"
+
+check "help" 0 "Subcommands" -- "$kmcts" --help
+check "no subcommand" 2 "subcommand" -- "$kmcts"
+check "explain" 0 "search.exploration .*double" -- "$kmcts" config --explain
+check "default config matches the shipped file" 0 '"budget": 40' -- "$kmcts" config --config "$src/configs/default.json"
+diff <("$kmcts" config) <("$kmcts" config --config "$src/configs/default.json") >/dev/null \
+  && passes=$((passes + 1)) || { echo "FAIL configs/default.json differs from the embedded defaults"; failures=$((failures + 1)); }
+check "unknown key" 2 "^kmcts: error: --set: unknown option 'search.budgt' \(did you mean 'search.budget'\?\)$" -- \
+  "$kmcts" run "$fixture" --set search.budgt=3
+check "out of range" 2 "option 'search.exploration' must be >= 0" -- "$kmcts" run "$fixture" --set search.exploration=-1
+check "missing problem" 2 "problem folder '$work/nope' does not exist" -- "$kmcts" run "$work/nope"
+echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
+check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
+echo '{"search": ' >"$work/broken.json"
+check "broken config" 2 "is not valid JSON" -- "$kmcts" config --config "$work/broken.json"
+check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
+check "doctor" 0 "host compiler +yes" -- "$kmcts" doctor
+
+run="$work/run"
+check "run (synthetic)" 0 "speedup .*x over seed" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --budget 15 --seed 3 --out "$run"
+check "run again into the same dir" 2 "already holds a run" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --out "$run"
+check "show" 0 "evaluations +15" -- "$kmcts" show "$run"
+check "show missing" 2 "$work/none" -- "$kmcts" show "$work/none"
+check "export json" 0 '"nodes"' -- "$kmcts" export "$run" --format json
+check "export dot" 0 "^digraph" -- "$kmcts" export "$run" --format dot
+check "export bad format" 2 "format" -- "$kmcts" export "$run" --format png
+if command -v dot >/dev/null; then
+  "$kmcts" export "$run" --format dot -o "$work/tree.dot"
+  check "dot renders" 0 "<svg" -- dot -Tsvg "$work/tree.dot"
+fi
+grep -q '"evaluations": 15' "$run/summary.json" && passes=$((passes + 1)) || { echo "FAIL summary.json"; failures=$((failures + 1)); }
+
+echo "$passes passed, $failures failed"
+[ "$failures" = 0 ]

@@ -1,0 +1,231 @@
+// Exports of a stored run (JSON, DOT accepted by Graphviz) and the end-of-run summary table.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/hash.hpp"
+#include "search/export.hpp"
+#include "search/run_store.hpp"
+#include "search/summary_table.hpp"
+
+namespace kmcts {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ExportTempDir {
+  fs::path path;
+  ExportTempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "kmcts-export-XXXXXX").string();
+    REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
+    path = tmpl;
+  }
+  ~ExportTempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+NodeRecord make_node(int id, NodeStatus status, double speedup, std::string verdict) {
+  NodeRecord n;
+  n.id = id;
+  n.hash = sha256_hex("variant " + std::to_string(id));
+  n.status = status;
+  n.verdict = std::move(verdict);
+  n.speedup = speedup;
+  return n;
+}
+
+EdgeRecord make_edge(int parent, int child, EdgeKind kind, bool transposition, std::string plan) {
+  EdgeRecord e;
+  e.parent = parent;
+  e.child = child;
+  e.kind = kind;
+  e.transposition = transposition;
+  e.plan = std::move(plan);
+  return e;
+}
+
+// The tree:   0 (seed, 1.0x) -> 1 (2.0x) -> 4 (pending)
+//             0 -> 2 (compile_error) -debug-> 3 (3.5x, best)
+//             1 -> 3 is a transposition (3 already existed).
+// Best path: 0 -> 2 -> 3 (3's first non-transposition parent is 2).
+std::unique_ptr<RunStore> sample_run(const fs::path& dir) {
+  auto store = RunStore::create(dir, {{"problem", "matmul"}}, {{"budget", 5}});
+  RunStore::Transaction tx(*store);
+  store->add_node(make_node(0, NodeStatus::ok, 1.0, "ok"));
+  store->add_node(make_node(1, NodeStatus::ok, 2.0, "ok"));
+  store->add_node(make_node(2, NodeStatus::failed, 0, "compile_error"));
+  store->add_node(make_node(3, NodeStatus::ok, 3.5, "ok"));
+  store->add_node(make_node(4, NodeStatus::pending, 0, ""));
+  store->add_edge(make_edge(0, 1, EdgeKind::expand, false, "TILE 16 -> 32"));
+  store->add_edge(make_edge(0, 2, EdgeKind::expand, false, "use \"vector\" loads\\n, then\nmore"));
+  store->add_edge(make_edge(2, 3, EdgeKind::debug, false, "repair: missing semicolon"));
+  store->add_edge(make_edge(1, 3, EdgeKind::expand, true, "UNROLL 1 -> 4"));
+  store->add_edge(make_edge(1, 4, EdgeKind::expand, false, "ÄÖÜ äöü ÄÖÜ äöü ÄÖÜ äöü ÄÖÜ äöü ÄÖÜ äöü"));
+  EvaluationRecord ev;
+  ev.node = 1;
+  ev.result.verdict = Verdict::ok;
+  ev.result.candidate = TimingStats::from_samples({10, 11, 12});
+  ev.result.reference = TimingStats::from_samples({20, 22, 24});
+  ev.result.speedup = 2.0;
+  store->add_evaluation(ev);
+  tx.commit();
+  return store;
+}
+
+// The attribute list of DOT statement `head` ("3" or "0->2"), "" if absent.
+std::string dot_attrs(const std::string& dot, const std::string& head) {
+  std::istringstream in(dot);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(head + "[", 0) == 0 || line.rfind(head + " [", 0) == 0) return line;
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("export: best node and the path to it") {
+  const std::vector<NodeRecord> nodes = {make_node(0, NodeStatus::ok, 1.0, "ok"),
+                                         make_node(1, NodeStatus::ok, 2.0, "ok"),
+                                         make_node(2, NodeStatus::failed, 9.0, "wrong_answer"),
+                                         make_node(3, NodeStatus::ok, 2.0, "ok")};
+  CHECK(best_node(nodes) == 1);  // failed nodes never count; ties go to the lower id
+  CHECK_FALSE(best_node({make_node(0, NodeStatus::failed, 0, "crash")}).has_value());
+  const std::vector<EdgeRecord> edges = {make_edge(0, 1, EdgeKind::expand, false, ""),
+                                         make_edge(2, 3, EdgeKind::expand, true, ""),
+                                         make_edge(1, 3, EdgeKind::expand, false, ""),
+                                         make_edge(0, 3, EdgeKind::expand, false, "")};
+  CHECK(path_to(3, edges) == std::vector<int>{0, 1, 3});
+  CHECK(path_to(0, edges) == std::vector<int>{0});
+}
+
+TEST_CASE("export: JSON holds run, config, nodes, edges, evaluations without samples, summary") {
+  ExportTempDir tmp;
+  auto store = sample_run(tmp.path);
+  json j = export_json(*store);
+  CHECK(j["run"]["problem"] == "matmul");
+  CHECK(j["config"]["budget"] == 5);
+  CHECK(j["nodes"].size() == 5);
+  CHECK(j["nodes"][3]["speedup"] == 3.5);
+  CHECK(j["edges"].size() == 5);
+  CHECK(j["edges"][3]["transposition"] == true);
+  REQUIRE(j["evaluations"].size() == 1);
+  CHECK(j["evaluations"][0]["node"] == 1);
+  CHECK(j["evaluations"][0]["result"]["candidate"]["samples"] == 3);
+  CHECK(j["evaluations"][0]["result"].dump().find("samples_ns") == std::string::npos);
+  CHECK(j["summary"].is_null());
+
+  store->finish({{"status", "completed"}});
+  CHECK(export_json(*store)["summary"]["status"] == "completed");
+}
+
+TEST_CASE("export: DOT shows every node and edge, marks failures and the best path") {
+  ExportTempDir tmp;
+  auto store = sample_run(tmp.path);
+  const std::string dot = export_dot(*store);
+  CHECK(dot.rfind("digraph", 0) == 0);
+  for (int id = 0; id < 5; ++id) CHECK_MESSAGE(!dot_attrs(dot, std::to_string(id)).empty(), id);
+  for (const char* e : {"0->1", "0->2", "2->3", "1->3", "1->4"}) CHECK_MESSAGE(!dot_attrs(dot, e).empty(), e);
+
+  CHECK(dot_attrs(dot, "3").find("#3 " + short_hash(sha256_hex("variant 3")) + "\\n3.50x / ok") !=
+        std::string::npos);
+  CHECK(dot_attrs(dot, "3").find("palegreen") != std::string::npos);          // best
+  CHECK(dot_attrs(dot, "0").find("darkgreen") != std::string::npos);          // on the path
+  CHECK(dot_attrs(dot, "2").find("red") != std::string::npos);                // failed...
+  CHECK(dot_attrs(dot, "2").find("dashed") != std::string::npos);
+  CHECK(dot_attrs(dot, "2").find("darkgreen") != std::string::npos);          // ...but on the path
+  CHECK(dot_attrs(dot, "4").find("grey") != std::string::npos);               // pending
+  CHECK(dot_attrs(dot, "1").find("darkgreen") == std::string::npos);          // not on the path
+  CHECK(dot_attrs(dot, "0->2").find("darkgreen") != std::string::npos);
+  CHECK(dot_attrs(dot, "2->3").find("darkgreen") != std::string::npos);
+  CHECK(dot_attrs(dot, "2->3").find("orange") != std::string::npos);          // debug edge
+  CHECK(dot_attrs(dot, "1->3").find("dashed") != std::string::npos);          // transposition
+  CHECK(dot_attrs(dot, "1->3").find("darkgreen") == std::string::npos);
+  CHECK(dot_attrs(dot, "0->1").find("darkgreen") == std::string::npos);
+}
+
+TEST_CASE("export: DOT is accepted by Graphviz") {
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: Graphviz `dot` is not on PATH");
+    return;
+  }
+  ExportTempDir tmp;
+  auto store = sample_run(tmp.path / "run");
+  std::ofstream(tmp.path / "tree.dot") << export_dot(*store);
+  const std::string cmd = "dot -Tsvg '" + (tmp.path / "tree.dot").string() + "' -o '" +
+                          (tmp.path / "tree.svg").string() + "' 2>'" +
+                          (tmp.path / "dot.err").string() + "'";
+  CHECK(std::system(cmd.c_str()) == 0);
+  std::ifstream err(tmp.path / "dot.err");
+  const std::string errors((std::istreambuf_iterator<char>(err)), {});
+  CHECK_MESSAGE(errors.empty(), errors);  // not even warnings
+  std::ifstream svg(tmp.path / "tree.svg");
+  const std::string text((std::istreambuf_iterator<char>(svg)), {});
+  CHECK(text.find("<svg") != std::string::npos);
+  CHECK(text.find("3.50x / ok") != std::string::npos);
+}
+
+TEST_CASE("summary table: a completed run") {
+  const json summary = json::parse(R"({
+    "status": "completed", "problem": "matmul", "run_dir": "runs/matmul-1", "budget": 40,
+    "seed": {"node": 0, "median_ns": 1.2e7, "speedup": 1.01},
+    "best": {"node": 17, "hash": "3f2a9c1b7d4e5f60718293a4b5c6d7e8f9012345678901234567890123456789",
+             "speedup": 3.9, "speedup_over_seed": 3.8, "median_ns": 3.2e6,
+             "plan_history": ["TILE 16 -> 32", "UNROLL 1 -> 4"]},
+    "evaluations": 40, "failures": 3, "failures_by_verdict": {"compile_error": 2, "wrong_answer": 1},
+    "nodes": 38, "transpositions": 2, "wall_seconds": 52.1})");
+  const std::string table = format_summary_table(summary);
+  const std::string expected =
+      "problem        matmul\n"
+      "status         completed\n"
+      "seed kernel    12.0 ms  (1.01x vs reference)\n"
+      "best kernel    3.20 ms  node #17  3f2a9c1b7d4e\n"
+      "speedup        3.80x over seed  (3.90x vs reference)\n"
+      "plan history   1. TILE 16 -> 32\n"
+      "               2. UNROLL 1 -> 4\n"
+      "evaluations    40  (3 failed: 2 compile_error, 1 wrong_answer)\n"
+      "nodes          38  (2 transpositions)\n"
+      "wall time      52.1 s\n"
+      "run directory  runs/matmul-1\n";
+  CHECK(table == expected);
+}
+
+TEST_CASE("summary table: missing best and a failure message render as '-'") {
+  const json summary = {{"status", "failed"}, {"problem", "conv"},
+                        {"message", "seed kernel does not compile"}, {"evaluations", 1},
+                        {"failures", 1}, {"failures_by_verdict", {{"compile_error", 1}}}};
+  const std::string table = format_summary_table(summary);
+  CHECK(table.find("best kernel    -\n") != std::string::npos);
+  CHECK(table.find("speedup        -\n") != std::string::npos);
+  CHECK(table.find("plan history   -\n") != std::string::npos);
+  CHECK(table.find("seed kernel    -\n") != std::string::npos);
+  CHECK(table.find("wall time      -\n") != std::string::npos);
+  CHECK(table.find("evaluations    1  (1 failed: 1 compile_error)\n") != std::string::npos);
+  CHECK(table.find("message        seed kernel does not compile\n") != std::string::npos);
+  CHECK(format_summary_table(json::object()).find("problem        -\n") == 0);
+}
+
+TEST_CASE("summary table: agent usage when the summary counts it") {
+  const json summary = {{"agent_calls", 12}, {"tokens", 34567}, {"dollars", 0.1234}};
+  CHECK(format_summary_table(summary).find("agents         12 calls, 34567 tokens, $0.12\n") !=
+        std::string::npos);
+  CHECK(format_summary_table({{"agent_calls", 1}, {"tokens", 0}}).find("agents         1 call\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("summary table: durations in readable units") {
+  CHECK(format_duration_ns(850) == "850 ns");
+  CHECK(format_duration_ns(12345) == "12.3 us");
+  CHECK(format_duration_ns(4.56e6) == "4.56 ms");
+  CHECK(format_duration_ns(1.2e9) == "1.20 s");
+  CHECK(format_duration_ns(123.4e9) == "123 s");
+}
+
+}  // namespace kmcts

@@ -1,0 +1,105 @@
+// Whole searches on the synthetic evaluator: budgets, the store, branching, determinism.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <set>
+
+#include "core/error.hpp"
+#include "search/run_search.hpp"
+#include "search/run_store.hpp"
+
+using namespace kmcts;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("kmcts-test-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed, double failure_rate = 0.15) {
+  RunRequest r;
+  r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+  r.config.set("evaluator.name=synthetic");
+  r.config.set_value("evaluator.synthetic.failure_rate", failure_rate, "test");
+  r.config.set_value("search.budget", budget, "test");
+  r.config.set_value("search.workers", workers, "test");
+  r.config.set_value("search.seed", seed, "test");
+  r.run_dir = run_dir;
+  r.progress = false;
+  return run_search(r);
+}
+
+// The graph as the order in which nodes and edges appeared: what determinism must repeat.
+std::vector<std::string> trace(const fs::path& run_dir) {
+  auto store = RunStore::open(run_dir);
+  std::vector<std::string> out;
+  for (const auto& n : store->nodes()) out.push_back("node " + std::to_string(n.id) + " " + n.hash + " " + n.verdict);
+  for (const auto& e : store->edges())
+    out.push_back("edge " + std::to_string(e.parent) + "->" + std::to_string(e.child) + " " + e.plan);
+  for (const auto& e : store->events()) out.push_back("event " + e.kind);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("search: spends exactly its budget and the store holds every evaluation it counts") {
+  auto dir = fresh_dir("budget");
+  auto summary = search(dir, 25, 3, 1);
+  CHECK(summary["status"] == "completed");
+  CHECK(summary["evaluations"] == 25);
+  auto store = RunStore::open(dir);
+  CHECK(store->evaluations(false).size() == 25);
+  CHECK(fs::exists(dir / "summary.json"));
+  CHECK(store->summary()->at("evaluations") == 25);
+  std::set<std::string> hashes;
+  int failed = 0;
+  for (const auto& n : store->nodes()) {
+    CHECK(hashes.insert(n.hash).second);  // one node per source
+    CHECK(n.status != NodeStatus::pending);
+    CHECK(store->source(n.hash).has_value());
+    failed += n.status == NodeStatus::failed;
+  }
+  CHECK(summary["failures"] == failed);
+  // The fixed branching limit holds for planner expansions.
+  std::map<int, int> expansions;
+  for (const auto& e : store->edges())
+    if (e.kind == EdgeKind::expand) expansions[e.parent]++;
+  for (const auto& [parent, count] : expansions) CHECK(count <= 4);
+  CHECK(summary["best"]["speedup"].get<double>() >= 1.0);  // the seed itself scores 1
+  fs::remove_all(dir);
+}
+
+TEST_CASE("search: a single-worker run with a seed repeats exactly") {
+  auto a = fresh_dir("det-a"), b = fresh_dir("det-b"), c = fresh_dir("det-c");
+  search(a, 20, 1, 5, 0.3);
+  search(b, 20, 1, 5, 0.3);
+  search(c, 20, 1, 6, 0.3);
+  CHECK(trace(a) == trace(b));
+  CHECK(trace(a) != trace(c));
+  for (const auto& d : {a, b, c}) fs::remove_all(d);
+}
+
+TEST_CASE("search: failed variants go to the debugger") {
+  auto dir = fresh_dir("debug");
+  search(dir, 30, 2, 3, 0.5);
+  auto store = RunStore::open(dir);
+  int debug_jobs = 0;
+  for (const auto& e : store->events())
+    if ((e.kind == "child" || e.kind == "agent_failed") && e.payload.value("kind", "") == "debug") ++debug_jobs;
+  CHECK(debug_jobs > 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("search: unknown implementation names are input errors listing the known ones") {
+  RunRequest r;
+  r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+  r.config.set("evaluator.name=quantum");
+  r.run_dir = fresh_dir("unknown");
+  r.progress = false;
+  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, synthetic)"),
+                       InputError);
+  CHECK_FALSE(fs::exists(r.run_dir));  // nothing was written
+}
