@@ -44,6 +44,8 @@ struct PlanContext {
   const Problem* problem = nullptr;
   NodeView parent;
   std::vector<NodeView> tried;          // children of parent already proposed (any verdict)
+  std::vector<nlohmann::json> known;    // meta of every node in the graph: proposing one of
+                                        // them again only adds an edge, never new information
   std::optional<NodeView> best;         // best node of the search so far
   int count = 1;                        // how many distinct plans to propose
   CounterRng rng{0, 0};

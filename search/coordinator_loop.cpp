@@ -62,8 +62,9 @@ void start_agents(State& s, VariantGraph& g, const Selection& sel) {
   }
   std::optional<Plan> plan;
   if (auto& queue = s.queued_plans[sel.node]; !queue.empty()) plan = queue.front(), queue.pop_front();
-  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, std::nullopt, s.settings.plans_per_call, rng};
+  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
+  for (int n = 0; n < g.size(); ++n) ctx.known.push_back(g.node(n).meta);
   s.agent_arena.enqueue([&s, sel, ctx, plan] {
     AgentDone done{sel, {}, {}, {}, false, {}, 0};
     auto t0 = std::chrono::steady_clock::now();

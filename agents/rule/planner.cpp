@@ -12,7 +12,7 @@
 // Each plan slot draws its pool (jump with agents.rule.jump_probability, pair with
 // agents.rule.pair_probability, else step; an empty pool falls through to step, pair, jump)
 // and then a move uniformly from it. Moves to invalid points (constraints) and to points
-// already tried (the parent and its children) are never proposed. Every draw comes from
+// already tried (the parent, its children, any node of the graph) are never proposed. Every draw comes from
 // the context's counter-based rng, so the same context gives the same plans.
 #include <fmt/format.h>
 
@@ -73,6 +73,8 @@ class RulePlanner final : public Planner {
       std::string ignored;  // a tried child without params (e.g. an LLM child) excludes nothing
       if (auto p = params_of(child, "rule planner", ignored)) seen.insert(*p);
     }
+    for (const auto& meta : context.known)  // points anywhere in the graph: no new information
+      if (meta.contains("params") && meta.at("params").is_object()) seen.insert(TunableSpace::point_from_json(meta.at("params")));
 
     std::array<std::vector<Move>, 3> pools;
     enumerate(*space, *start, seen, pools);

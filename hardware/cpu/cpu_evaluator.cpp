@@ -31,11 +31,15 @@ KMCTS_OPTION("evaluator.max_time_ms", Double, 2000.0, 1.0, 1e7,
              "Wall-clock budget of the timing loop (flushes included), milliseconds")
 KMCTS_OPTION("evaluator.warmup_calls", Int, 3, 0.0, 1e6, "Untimed calls per kernel before timing (at least)")
 KMCTS_OPTION("evaluator.warmup_ms", Double, 20.0, 0.0, 1e6, "Untimed warm-up per kernel, milliseconds (at least)")
-// 64 MiB: twice the 32 MiB L3 a core sees on most current x86 parts (one Zen 3/4 CCD, many
-// Intel client and server dies), so one pass of writes evicts the kernel's data; larger
-// server L3s need more (describe() reports the detected L3 size). 0 = warm-cache timing.
-KMCTS_OPTION("evaluator.flush_mb", Int, 64, 0.0, 65536.0,
-             "Cache-flush buffer written before every timed sample, MiB (about 2x the last-level cache; 0 = none)")
+// 16 MiB. The worker first evicts the kernels' own inputs and outputs line by line (clflush /
+// dc civac, every level, whatever the L3 size; for sets up to 64 MiB). This buffer only has
+// to displace the rest - kernel scratch, the other kernel's lines, TLB entries - from the
+// private L1/L2 (<= 4 MiB per core on current parts) and much of a typical 16-32 MiB L3
+// slice, at ~2-3 ms per sample. A buffer big enough for huge server L3s (260 MiB on the Xeon
+// this was written on) would cost ~50+ ms per sample and starve small kernels of samples.
+// describe() reports the detected L3 size. 0 = no buffer (the line eviction still runs).
+KMCTS_OPTION("evaluator.flush_mb", Int, 16, 0.0, 65536.0,
+             "Cache-flush buffer written before every timed sample, MiB, after the kernels' own data is evicted (0 = none)")
 KMCTS_OPTION("evaluator.input_sets", Int, 2, 2.0, 64.0, "Input sets rotated during timing")
 KMCTS_OPTION("evaluator.compiler", String, "c++", std::nullopt, std::nullopt, "Host C++ compiler for cpu kernels")
 KMCTS_OPTION("evaluator.cache_dir", String, "", std::nullopt, std::nullopt,
@@ -203,6 +207,14 @@ EvalResult CpuEvaluator::run_worker(const BuildResult& candidate, const BuildRes
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
   limits.memory_mb = settings_.memory_mb;
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer reserves terabytes of shadow address space, so the (equally
+  // sanitized) worker could not even start under RLIMIT_AS.
+  limits.memory_mb = 0;
+#endif
+  // Room for the result's raw samples (about 20 bytes each) whatever max_samples is, while
+  // a kernel that prints in a loop still cannot flood the parent's memory or the run store.
+  limits.max_output_bytes = std::max<size_t>(1u << 20, static_cast<size_t>(settings_.max_samples) * 64 + (64u << 10));
   // A backstop only (the wall clock fires first): even a kernel using every core for the
   // whole timeout stays under it, yet an orphaned worker cannot spin forever.
   limits.cpu_seconds = settings_.timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 5;

@@ -26,7 +26,7 @@ struct CpuEvaluatorSettings {
   double max_time_ms = 2000;
   int warmup_calls = 3;
   double warmup_ms = 20;
-  int64_t flush_mb = 64;
+  int64_t flush_mb = 16;
   int input_sets = 2;
   std::string compiler = "c++";
   std::string cache_dir;   // "" = default_cache_dir()

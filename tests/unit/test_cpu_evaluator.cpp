@@ -276,7 +276,7 @@ TEST_CASE("cpu evaluator: a missing kmcts_kernel symbol is a clear failure") {
   CHECK(r.message.find("kmcts_kernel") != std::string::npos);
 }
 
-TEST_CASE("cpu evaluator: a ~10 ms kernel is measured in well under 2 s with default budgets") {
+TEST_CASE("cpu evaluator: a ~10 ms kernel is measured within the default budgets") {
   Config config;
   config.set_value("evaluator.cpu_worker", KMCTS_CPU_WORKER, "test");
   config.set_value("evaluator.cache_dir", shared_cache().string(), "test");
@@ -289,7 +289,7 @@ TEST_CASE("cpu evaluator: a ~10 ms kernel is measured in well under 2 s with def
           << r.details["counters"]["stop_reason"]);
   CHECK(r.speedup < 1);
   CHECK(r.candidate.samples() >= 20);
-  CHECK(r.run_seconds < 4.5);  // max_time_ms (2 s) bounds the timing loop; generous for a shared CI box
+  CHECK(r.run_seconds < 4.5);  // max_time_ms (2 s) bounds the timing loop even when noise keeps the rse high
 }
 
 // ---- construction and registry ----

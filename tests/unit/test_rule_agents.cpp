@@ -159,6 +159,21 @@ TEST_CASE("rule planner: skips tried points and reports exhaustion") {
   CHECK(none.error.find("tried") != std::string::npos);
 }
 
+TEST_CASE("rule planner: skips points known anywhere in the graph, not only the parent's children") {
+  Problem p = tiny_problem();
+  PlanContext c = context_for(p, 1000, 9);
+  SpacePoint start = p.space->default_point();
+  auto planner = PlannerRegistry::instance().create("planner", "rule", Config());
+  PlanResult all = planner->propose(c);
+  REQUIRE(all.plans.size() >= 2);
+  SpacePoint elsewhere = apply_plan(start, all.plans.front());
+  c.known.push_back({{"params", TunableSpace::to_json(elsewhere)}});
+  c.known.push_back({{"no_params", true}});  // a node without params excludes nothing
+  PlanResult rest = planner->propose(c);
+  CHECK(rest.plans.size() == all.plans.size() - 1);
+  for (const Plan& plan : rest.plans) CHECK(apply_plan(start, plan) != elsewhere);
+}
+
 TEST_CASE("rule agents: a parent without params gives an error, not an exception") {
   Problem p = tiny_problem();
   Config config;

@@ -25,7 +25,7 @@ struct TimingPlan {
   double max_time_ms = 2000;
   int warmup_calls = 3;
   double warmup_ms = 20;
-  int64_t flush_mb = 64;
+  int64_t flush_mb = 16;
   int input_sets = 2;
 };
 

@@ -1,5 +1,11 @@
 // kmcts-cpu-worker JOB.json: checks a candidate kernel against the reference and times
-// both, then prints one JSON result on stdout (format: cpu_evaluator.cpp, parse_worker_result).
+// both, then prints one JSON line on stdout (the job format: cpu_evaluator.cpp, job_json):
+//   {"verdict": "ok" | "wrong_answer" | "compile_error" | "infra_error",
+//    "message": "one line", "details": {...},             // mismatch: output/input, first_bad_index,
+//                                                          // expected, got, max_abs_err, rule, phase, trial
+//    "reference_samples_ns": [...], "candidate_samples_ns": [...],   // ok only, in timing order
+//    "counters": {"samples_reference", "warmup_calls_candidate", "stop_reason", ...}}  // ok only
+// Crashes and hangs print nothing: the parent maps the signal or its own timeout.
 // It runs untrusted code in-process on purpose: the evaluator runs it in a sandboxed child,
 // so a kernel that crashes or hangs takes down only this process.
 #include <dlfcn.h>

@@ -5,6 +5,10 @@
 #include <cstring>
 #include <string>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "core/eval_result.hpp"
 
 namespace kmcts::worker {
@@ -39,6 +43,36 @@ class CacheFlusher {
   unsigned char value_ = 0;
 };
 
+// Buffers up to this size also get evicted line by line (clflush), which empties the
+// shared L3 too, however large it is; beyond it the per-line cost (~16k lines per MiB)
+// would rival the kernels' own time, and such kernels evict most of their data themselves.
+constexpr size_t kLineFlushMaxBytes = size_t{64} << 20;
+constexpr size_t kCacheLine = 64;
+
+/// Evicts [data, data + bytes) from every cache level of every core, where the ISA allows.
+void evict_lines(const std::byte* data, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) _mm_clflush(data + offset);
+  _mm_mfence();
+#elif defined(__aarch64__)
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) asm volatile("dc civac, %0" : : "r"(data + offset) : "memory");
+  asm volatile("dsb ish" : : : "memory");
+#else
+  (void)data, (void)bytes;  // the flush buffer alone has to do
+#endif
+}
+
+void evict_set(TimingSet& set, TensorSet& outputs) {
+  size_t total = 0;
+  for (int32_t i = 0; i < set.inputs.count(); ++i) total += set.inputs.bytes(static_cast<size_t>(i));
+  for (int32_t i = 0; i < outputs.count(); ++i) total += outputs.bytes(static_cast<size_t>(i));
+  if (total > kLineFlushMaxBytes) return;
+  for (int32_t i = 0; i < set.inputs.count(); ++i)
+    evict_lines(set.inputs.data(static_cast<size_t>(i)), set.inputs.bytes(static_cast<size_t>(i)));
+  for (int32_t i = 0; i < outputs.count(); ++i)
+    evict_lines(outputs.data(static_cast<size_t>(i)), outputs.bytes(static_cast<size_t>(i)));
+}
+
 struct Side {
   KernelFn fn;
   bool is_reference;
@@ -63,6 +97,7 @@ void timed_sample(Side& side, std::vector<TimingSet>& sets, CacheFlusher& flushe
   TimingSet& set = sets[side.samples.size() % sets.size()];
   poison(side.outputs(set));
   flusher.flush();
+  evict_set(set, side.outputs(set));
   const auto begin = Clock::now();
   side.call(set);
   const auto end = Clock::now();
@@ -118,6 +153,7 @@ TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vect
                       {"rse_reference", TimingStats::from_samples(ref.samples).rse_median},
                       {"rse_candidate", TimingStats::from_samples(cand.samples).rse_median},
                       {"flush_mb", plan.flush_mb},
+                      {"line_flush_max_bytes", kLineFlushMaxBytes},
                       {"input_sets", sets.size()}};
   outcome.reference_ns = std::move(ref.samples);
   outcome.candidate_ns = std::move(cand.samples);
