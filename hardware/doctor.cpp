@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "hardware/companion.hpp"
 #include "hardware/sandbox.hpp"
 
 namespace kmcts {
@@ -31,11 +32,18 @@ Capability probe_tool(const std::string& name, const std::vector<std::string>& a
   Capability c{name, r.exited_cleanly(), ""};
   if (!r.started) c.detail = "not found (" + argv[0] + ")";
   else if (r.timed_out) c.detail = "timed out";
-  else if (!c.available) c.detail = "failed: " + first_line(r.err.empty() ? r.out : r.err);
+  else if (!c.available) c.detail = "failed: " + last_line(r.err.empty() ? r.out : r.err);  // a traceback ends with the error
   else if (keep == Keep::last_line) c.detail = last_line(r.out);
   else if (keep == Keep::all) c.detail = r.out.substr(0, r.out.find_last_not_of('\n') + 1);
   else c.detail = first_line(r.out.empty() ? r.err : r.out);
   return c;
+}
+
+// " (driver 13.0, runtime 13.0, CUPTI API 130001)"
+std::string fmt_versions(const nlohmann::json& j) {
+  auto version = [](int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); };
+  return "\n(driver " + version(j.value("driver_version", 0)) + ", runtime " + version(j.value("runtime_version", 0)) +
+         ", CUPTI API " + std::to_string(j.value("cupti_api_version", -1)) + ")";
 }
 
 std::string cuda_root() {
@@ -61,6 +69,38 @@ Capability probe_cupti() {
   return c;
 }
 
+// GPUs as the CUDA runtime sees them, through kmcts-cuda-probe (built where CUDA was found).
+Capability probe_cuda_devices() {
+  Capability c{"cuda devices", false, ""};
+  auto probe = find_companion("kmcts-cuda-probe");
+  if (!probe) {
+    c.detail = "kmcts-cuda-probe not built (no CUDA toolkit with CUPTI at build time)";
+    return c;
+  }
+  SandboxResult r = run_sandboxed({probe->string()}, SandboxLimits{30, 0, 0, 1u << 20});
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
+  if (r.timed_out || j.is_discarded()) {
+    c.detail = r.timed_out ? "the CUDA probe timed out" : "the CUDA probe failed: " + first_line(r.err + r.out);
+    return c;
+  }
+  if (j.contains("error")) {
+    c.detail = j["error"].get<std::string>();
+    return c;
+  }
+  c.available = !j["devices"].empty();
+  c.detail = c.available ? "" : "no CUDA device";
+  for (const auto& d : j["devices"]) {
+    if (!c.detail.empty()) c.detail += "\n";
+    c.detail += d.contains("error") ? d["error"].get<std::string>()
+                                    : d["name"].get<std::string>() + ", " + d["arch"].get<std::string>() + ", " +
+                                          std::to_string(d["sms"].get<int>()) + " SMs, " +
+                                          std::to_string(d["memory_bytes"].get<int64_t>() >> 20) + " MiB, L2 " +
+                                          std::to_string(d["l2_bytes"].get<int64_t>() >> 20) + " MiB";
+  }
+  c.detail += fmt_versions(j);
+  return c;
+}
+
 }  // namespace
 
 std::vector<Capability> probe_machine() {
@@ -71,6 +111,7 @@ std::vector<Capability> probe_machine() {
   caps.push_back(probe_cupti());
   caps.push_back(probe_tool("gpus", {"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"},
                             Keep::all));
+  caps.push_back(probe_cuda_devices());
   caps.push_back(probe_tool("python3", {"python3", "--version"}));
   caps.push_back(probe_tool("torch", {"python3", "-c",
                                       "import torch; print('torch', torch.__version__, 'cuda' if torch.cuda.is_available() "

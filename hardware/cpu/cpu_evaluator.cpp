@@ -1,4 +1,5 @@
 #include "hardware/cpu/cpu_evaluator.hpp"
+#include "hardware/companion.hpp"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -62,14 +63,9 @@ fs::path find_worker(const std::string& configured) {
       throw InputError(fmt::format("evaluator.cpu_worker: '{}' does not exist", configured));
     return fs::absolute(configured);
   }
-  std::error_code ec;
-  fs::path exe_dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
-  // Binaries live in the build root next to the worker; the parent covers test binaries
-  // that CMake puts in a subfolder of it.
-  for (const fs::path& candidate : {exe_dir / "kmcts-cpu-worker", exe_dir.parent_path() / "kmcts-cpu-worker"})
-    if (fs::exists(candidate, ec)) return candidate;
+  if (auto found = find_companion("kmcts-cpu-worker")) return *found;
   throw InputError(fmt::format("the cpu worker '{}' does not exist (build target kmcts-cpu-worker, or set evaluator.cpu_worker)",
-                               (exe_dir / "kmcts-cpu-worker").string()));
+                               (executable_dir() / "kmcts-cpu-worker").string()));
 }
 
 json tensor_json(const TensorSpec& t, bool input) {

@@ -1,0 +1,20 @@
+#include "hardware/companion.hpp"
+
+namespace kmcts {
+
+namespace fs = std::filesystem;
+
+fs::path executable_dir() {
+  std::error_code ec;
+  return fs::read_symlink("/proc/self/exe", ec).parent_path();
+}
+
+std::optional<fs::path> find_companion(const std::string& name) {
+  std::error_code ec;
+  fs::path dir = executable_dir();
+  for (const fs::path& candidate : {dir / name, dir.parent_path() / name})
+    if (fs::exists(candidate, ec)) return candidate;
+  return std::nullopt;
+}
+
+}  // namespace kmcts
