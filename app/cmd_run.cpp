@@ -1,3 +1,6 @@
+#include <unistd.h>
+
+#include <atomic>
 #include <csignal>
 
 #include <fmt/format.h>
@@ -22,7 +25,18 @@ struct RunArgs {
   bool quiet = false;
 };
 
-extern "C" void on_interrupt(int) { Coordinator::request_stop(); }
+// First Ctrl-C: finish in-flight work and write the summary. Second: quit at once.
+std::atomic<int> g_interrupts{0};
+extern "C" void on_interrupt(int signal_number) {
+  if (g_interrupts.fetch_add(1) == 0) {
+    static const char kNote[] = "\nkmcts: stopping after the work in flight (Ctrl-C again to quit now)\n";
+    [[maybe_unused]] auto written = write(STDERR_FILENO, kNote, sizeof kNote - 1);  // async-signal-safe
+    Coordinator::request_stop();
+    return;
+  }
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
 
 int run(const RunArgs& a) {
   Config config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);

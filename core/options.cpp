@@ -179,11 +179,12 @@ std::string Config::get_string(const std::string& key) const {
 
 json Config::to_json() const {
   json nested = json::object();
-  for (const auto& [k, v] : values_.items()) nested[json::json_pointer("/" + [&] {
-                                               std::string p = k;
-                                               std::replace(p.begin(), p.end(), '.', '/');
-                                               return p;
-                                             }())] = v;
+  for (const auto& [key, value] : values_.items()) {
+    std::string pointer(1, '/');  // (not "/" + key: GCC 12 -O3 warns falsely on that, -Wrestrict)
+    pointer += key;
+    std::replace(pointer.begin(), pointer.end(), '.', '/');
+    nested[json::json_pointer(pointer)] = value;
+  }
   return nested;
 }
 

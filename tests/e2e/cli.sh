@@ -55,6 +55,10 @@ if command -v dot >/dev/null; then
   "$kmcts" export "$run" --format dot -o "$work/tree.dot"
   check "dot renders" 0 "<svg" -- dot -Tsvg "$work/tree.dot"
 fi
+# The real CPU evaluator through the binary (the unit suite checks the speedups themselves).
+check "run (cpu)" 0 "evaluations +5 " -- "$kmcts" run "$src/problems/cpu/matmul" --budget 5 --out "$work/cpu" \
+  --set evaluator.cache_dir="$work/cache" --quiet
+check "cpu run recorded its sources" 0 "." -- ls "$work/cpu/sources"
 grep -q '"evaluations": 15' "$run/summary.json" && passes=$((passes + 1)) || { echo "FAIL summary.json"; failures=$((failures + 1)); }
 
 echo "$passes passed, $failures failed"
