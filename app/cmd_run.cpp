@@ -23,6 +23,7 @@ struct RunArgs {
   std::optional<int64_t> workers;
   std::string out;
   bool quiet = false;
+  bool deterministic = false;
 };
 
 // First Ctrl-C: finish in-flight work and write the summary. Second: quit at once.
@@ -45,6 +46,7 @@ int run(const RunArgs& a) {
   if (a.budget) config.set_value("search.budget", *a.budget, "--budget");
   if (a.seed) config.set_value("search.seed", *a.seed, "--seed");
   if (a.workers) config.set_value("search.workers", *a.workers, "--workers");
+  if (a.deterministic) config.set_value("search.deterministic", true, "--deterministic");
   RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
@@ -65,6 +67,8 @@ Command add_run(CLI::App& root) {
   cmd->add_option("--seed", args->seed, "Random seed (search.seed)");
   cmd->add_option("--workers", args->workers, "Trials in flight (search.workers)");
   cmd->add_option("--out", args->out, "Run directory to create (default runs/<problem>-<time>-s<seed>)");
+  cmd->add_flag("--deterministic", args->deterministic,
+                "Lockstep waves applied in request order: the same graph for any --workers (search.deterministic)");
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
   return [args] { return run(*args); };
 }

@@ -31,13 +31,18 @@ Command add_export(CLI::App& root) {
     std::string output;
   };
   auto args = std::make_shared<Args>();
-  CLI::App* cmd = root.add_subcommand("export", "Write a run's variant graph as JSON or Graphviz DOT");
+  CLI::App* cmd = root.add_subcommand("export", "Write a run's variant graph as JSON, CSV, Graphviz DOT or SVG");
   cmd->add_option("RUN_DIR", args->run_dir, "Run directory")->required();
-  cmd->add_option("--format", args->format, "json or dot")->check(CLI::IsMember({"json", "dot"}));
+  cmd->add_option("--format", args->format, "json, csv (one row per node), dot, or svg (needs Graphviz)")
+      ->check(CLI::IsMember({"json", "csv", "dot", "svg"}));
   cmd->add_option("-o,--output", args->output, "Output file (default: standard output)");
   return [args] {
     auto store = RunStore::open(args->run_dir);
-    std::string text = args->format == "dot" ? export_dot(*store) : export_json(*store).dump(2) + "\n";
+    const std::string& format = args->format;
+    const std::string text = format == "dot"   ? export_dot(*store)
+                             : format == "svg" ? render_svg(export_dot(*store))
+                             : format == "csv" ? export_csv(*store)
+                                               : export_json(*store).dump(2) + "\n";
     if (args->output.empty()) {
       fmt::print("{}", text);
       return 0;

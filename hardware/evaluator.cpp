@@ -2,22 +2,26 @@
 
 namespace kmcts {
 
-EvalResult Evaluator::evaluate(const std::string& source) {
-  BuildResult built = build(source);
-  if (!built.ok) {
-    EvalResult result;
-    result.verdict = Verdict::compile_error;
-    auto newline = built.log.find('\n');
-    result.message = "compile error: " + built.log.substr(0, newline);
-    result.log = built.log;
-    result.compile_seconds = built.seconds;
-    result.compile_cached = built.cached;
-    return result;
-  }
+EvalResult compile_error_result(const BuildResult& built) {
+  EvalResult result;
+  result.verdict = Verdict::compile_error;
+  result.message = "compile error: " + built.log.substr(0, built.log.find('\n'));
+  result.log = built.log;
+  result.compile_seconds = built.seconds;
+  result.compile_cached = built.cached;
+  return result;
+}
+
+EvalResult Evaluator::measure_built(const BuildResult& built) {
   EvalResult result = measure(built);
   result.compile_seconds = built.seconds;
   result.compile_cached = built.cached;
   return result;
+}
+
+EvalResult Evaluator::evaluate(const std::string& source) {
+  BuildResult built = build(source);
+  return built.ok ? measure_built(built) : compile_error_result(built);
 }
 
 }  // namespace kmcts

@@ -38,7 +38,12 @@ class Evaluator {
 
   /// build() then measure(); a failed build becomes a compile_error result.
   EvalResult evaluate(const std::string& source);
+  /// measure() of a successful build, with the build's cost recorded in the result.
+  EvalResult measure_built(const BuildResult& build);
 };
+
+/// The result of a variant whose build failed: compile_error with the compiler's message.
+EvalResult compile_error_result(const BuildResult& build);
 
 /// Factories receive the problem and the validated config.
 using EvaluatorRegistry = Registry<Evaluator, const Problem&, const Config&>;

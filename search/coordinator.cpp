@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,10 +13,23 @@
 KMCTS_OPTION("search.budget", Int, 40, 1, 1000000, "Evaluations to spend, the seed kernel included.")
 KMCTS_OPTION("search.workers", Int, 2, 1, 1024,
              "Trials in flight at once (each: an agent call, then an evaluation on a worker).")
+KMCTS_OPTION("search.compile_slots", Int, 0, 0, 1024,
+             "Compiles at once (0 = one per CPU core). Compiles never hold a measurement slot.")
+KMCTS_OPTION("search.measure_slots", Int, 1, 1, 1024,
+             "Measurements at once: one per GPU, or per CPU measurement slot. 1 on CPUs keeps timings "
+             "honest: two kernels timed together share caches and memory bandwidth.")
 KMCTS_OPTION("search.seed", Int, 0, 0, 9.0e15, "Seed of every random draw (counter-based, so runs are repeatable).")
 KMCTS_OPTION("search.max_wall_s", Double, 0.0, 0.0, 1.0e7, "Stop selecting new work after this many seconds (0 = no limit).")
-KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy by name (mcts).")
-KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward by name (log_speedup).")
+KMCTS_OPTION("search.max_agent_calls", Int, 0, 0, 1.0e9, "Stop selecting new work after this many agent calls (0 = no limit).")
+KMCTS_OPTION("search.max_tokens", Int, 0, 0, 9.0e15, "Stop selecting new work after this many LLM tokens, prompt + completion (0 = no limit).")
+KMCTS_OPTION("search.max_dollars", Double, 0.0, 0.0, 1.0e9, "Stop selecting new work after this many dollars of LLM calls (0 = no limit).")
+KMCTS_OPTION("search.deterministic", Bool, false, std::nullopt, std::nullopt,
+             "Lockstep waves: select search.wave_size jobs, wait for all, apply them in request order. "
+             "With recorded or deterministic externals the graph is then identical for any --workers.")
+KMCTS_OPTION("search.wave_size", Int, 4, 1, 1024,
+             "Selections per wave in deterministic mode; it, not --workers, shapes the search there.")
+KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy: mcts, or a baseline for ablations: random, linear, beam, egreedy_tree.")
+KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward: log_speedup (clipped log of the speedup) or rank (percentile among earlier variants, in [-1, 1]); failures get search.failure_penalty.")
 KMCTS_OPTION("agents.planner", String, "rule", std::nullopt, std::nullopt, "Planner by name (rule).")
 KMCTS_OPTION("agents.coder", String, "rule", std::nullopt, std::nullopt, "Coder by name (rule).")
 KMCTS_OPTION("agents.debugger", String, "rule", std::nullopt, std::nullopt, "Debugger by name (rule).")
@@ -39,9 +53,17 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   SearchSettings s;
   s.budget = static_cast<int>(c.get_int("search.budget"));
   s.workers = static_cast<int>(c.get_int("search.workers"));
+  int compile_slots = static_cast<int>(c.get_int("search.compile_slots"));
+  s.compile_slots = compile_slots > 0 ? compile_slots : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.measure_slots = static_cast<int>(c.get_int("search.measure_slots"));
   s.seed = static_cast<uint64_t>(c.get_int("search.seed"));
   s.plans_per_call = static_cast<int>(c.get_int("agents.plans_per_call"));
   s.max_wall_s = c.get_double("search.max_wall_s");
+  s.deterministic = c.get_bool("search.deterministic");
+  s.wave_size = static_cast<int>(c.get_int("search.wave_size"));
+  s.max_agent_calls = c.get_int("search.max_agent_calls");
+  s.max_tokens = c.get_int("search.max_tokens");
+  s.max_dollars = c.get_double("search.max_dollars");
   return s;
 }
 
@@ -50,9 +72,10 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       settings(s),
       parts(std::move(pa)),
       store(st),
-      threads(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(2 * s.workers + 2)),
-      agent_arena(s.workers),
-      eval_arena(s.workers),
+      threads(static_cast<size_t>(s.workers + s.compile_slots + s.measure_slots + 1)),
+      agents("agents", s.workers),
+      compiles("compiles", s.compile_slots),
+      measurements("measurements", s.measure_slots),
       progress(s.progress) {}
 
 double Coordinator::State::elapsed() const {

@@ -35,10 +35,17 @@ struct SearchParts {
 struct SearchSettings {
   int budget = 40;            // evaluations, the seed kernel included
   int workers = 2;            // trials in flight (each: agent call, then evaluation)
+  int compile_slots = 2;      // compiles at once
+  int measure_slots = 1;      // measurements at once
   uint64_t seed = 0;
   int plans_per_call = 4;
-  double max_wall_s = 0;      // 0 = no limit
+  double max_wall_s = 0;      // 0 = no limit (here and below)
+  int64_t max_agent_calls = 0;
+  int64_t max_tokens = 0;
+  double max_dollars = 0;
   bool progress = true;
+  bool deterministic = false; // lockstep waves, applied in request order
+  int wave_size = 4;          // selections per wave in deterministic mode
   static SearchSettings from_config(const Config& config);
 };
 

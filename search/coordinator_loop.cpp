@@ -23,21 +23,37 @@ void persist_path(State& s, VariantGraph& g, std::vector<int> path, int node) {
   }
 }
 
+// Compile on the compile pool; only a successful build queues for a measurement slot.
 void start_evaluation(State& s, const Selection& sel, int node, const std::string& source) {
   s.evaluations_started++;
-  s.eval_arena.enqueue([&s, sel, node, source] {
+  auto fail = [&s, sel, node](const std::exception& e) {
     EvalDone done{sel, node, {}};
-    try {
-      done.result = s.parts.evaluator->evaluate(source);
-    } catch (const std::exception& e) {
-      done.result.verdict = Verdict::infra_error;
-      done.result.message = fmt::format("evaluator error: {}", e.what());
-    }
+    done.result.verdict = Verdict::infra_error;
+    done.result.message = fmt::format("evaluator error: {}", e.what());
     s.completions.push(std::move(done));
+  };
+  s.compiles.submit([&s, sel, node, source, fail] {
+    try {
+      BuildResult built = s.parts.evaluator->build(source);
+      if (!built.ok) {
+        s.completions.push(EvalDone{sel, node, compile_error_result(built)});
+        return;
+      }
+      s.measurements.submit([&s, sel, node, built, fail] {
+        try {
+          s.completions.push(EvalDone{sel, node, s.parts.evaluator->measure_built(built)});
+        } catch (const std::exception& e) {
+          fail(e);
+        }
+      });
+    } catch (const std::exception& e) {
+      fail(e);
+    }
   });
 }
 
-void start_agents(State& s, VariantGraph& g, const Selection& sel) {
+void start_agents(State& s, VariantGraph& g, Selection sel) {
+  sel.trial = ++s.trials;
   s.in_flight++;
   s.agent_stage++;
   s.agent_calls_total++;
@@ -48,7 +64,7 @@ void start_agents(State& s, VariantGraph& g, const Selection& sel) {
     DebugContext ctx{&s.problem, s.view(g, sel.node), {}, g.node(sel.node).debug_attempts - 1, rng};
     auto parents = g.tree_path(sel.node);
     ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
-    s.agent_arena.enqueue([&s, sel, ctx] {
+    s.agents.submit([&s, sel, ctx] {
       AgentDone done{sel, {}, {}, {}, false, {}, 0};
       try {
         done.code = s.parts.debugger->repair(ctx);
@@ -65,7 +81,7 @@ void start_agents(State& s, VariantGraph& g, const Selection& sel) {
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
   for (int n = 0; n < g.size(); ++n) ctx.known.push_back(g.node(n).meta);
-  s.agent_arena.enqueue([&s, sel, ctx, plan] {
+  s.agents.submit([&s, sel, ctx, plan] {
     AgentDone done{sel, {}, {}, {}, false, {}, 0};
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -131,6 +147,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   edge.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
   edge.plan = d.plan.text;
   edge.plan_data = d.plan.data;
+  if (edge.plan_data.is_object()) edge.plan_data["prior"] = d.plan.prior;  // PUCT reads it from the edge
   edge.seq = s.seq + 1;
   VariantGraph::Added added = g.add_child(sel.node, child, edge);
   if (added.new_node) {
@@ -224,7 +241,20 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
   return j;
 }
 
-bool out_of_time(const State& s) { return s.settings.max_wall_s > 0 && s.elapsed() >= s.settings.max_wall_s; }
+int64_t trial_of(const detail::Completion& c) {
+  return std::visit([](const auto& done) { return done.selection.trial; }, c);
+}
+
+// The first budget reached stops the search (the evaluation budget is enforced at dispatch).
+std::string budget_reached(const State& s) {
+  const SearchSettings& b = s.settings;
+  if (b.max_wall_s > 0 && s.elapsed() >= b.max_wall_s) return "wall-clock budget reached";
+  if (b.max_agent_calls > 0 && s.agent_calls_total >= b.max_agent_calls) return "agent-call budget reached";
+  if (b.max_tokens > 0 && s.usage.prompt_tokens + s.usage.completion_tokens >= b.max_tokens) return "token budget reached";
+  if (b.max_dollars > 0 && s.usage.dollars >= b.max_dollars) return "dollar budget reached";
+  if (s.agent_calls_total >= 20 * b.budget) return "agent-call cap reached (agents keep proposing known variants)";
+  return "";
+}
 
 }  // namespace
 
@@ -248,27 +278,40 @@ nlohmann::json Coordinator::run() {
   start_evaluation(s, Selection{Selection::Kind::expand, -1, {}}, 0, s.problem.seed_source);
 
   bool seed_done = false;
+  const bool lockstep = s.settings.deterministic;
+  std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;
   while (true) {
     if (seed_done && stop_reason.empty()) {
-      if (g_stop.load()) stop_reason = "interrupted";
-      else if (out_of_time(s)) stop_reason = "wall-clock budget reached";
-      else if (s.agent_calls_total >= 20 * s.settings.budget) stop_reason = "agent-call cap reached (agents keep proposing known variants)";
+      stop_reason = g_stop.load() ? "interrupted" : budget_reached(s);
     }
-    while (seed_done && stop_reason.empty() && s.in_flight < s.settings.workers &&
-           s.evaluations_started + s.agent_stage < s.settings.budget) {
+    // Late binding: select only for a free slot. In lockstep, a whole wave at once, and
+    // only when the previous wave is fully applied.
+    int dispatched = 0;
+    while (seed_done && stop_reason.empty() && s.evaluations_started + s.agent_stage < s.settings.budget &&
+           (lockstep ? s.in_flight == 0 || (dispatched > 0 && dispatched < s.settings.wave_size)
+                     : s.in_flight < s.settings.workers)) {
       auto selection = s.parts.strategy->next(g);
       if (!selection) break;
       start_agents(s, g, *selection);
+      ++dispatched;
     }
     if (s.in_flight == 0) break;
     s.progress.update(progress_of(s, g));
     auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
     if (completion) {
-      RunStore::Transaction tx(s.store);
-      if (auto* a = std::get_if<AgentDone>(&*completion)) apply_agent(s, g, *a);
-      if (auto* e = std::get_if<EvalDone>(&*completion)) apply_evaluation(s, g, *e);
-      tx.commit();
+      held.push_back(std::move(*completion));
+      // Lockstep applies once every outstanding job has reported, in request order.
+      if (!lockstep || static_cast<int>(held.size()) == s.in_flight) {
+        std::stable_sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return trial_of(a) < trial_of(b); });
+        RunStore::Transaction tx(s.store);
+        for (auto& c : held) {
+          if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);
+          if (auto* e = std::get_if<EvalDone>(&c)) apply_evaluation(s, g, *e);
+        }
+        tx.commit();
+        held.clear();
+      }
     }
     if (!seed_done && g.node(0).status != NodeStatus::pending) {
       seed_done = true;

@@ -4,12 +4,11 @@
 #include <map>
 #include <variant>
 
-#include <oneapi/tbb/global_control.h>
-#include <oneapi/tbb/task_arena.h>
 
 #include "search/completion_queue.hpp"
 #include "search/coordinator.hpp"
 #include "search/progress.hpp"
+#include "search/worker_pool.hpp"
 
 namespace kmcts::detail {
 
@@ -42,11 +41,12 @@ struct Coordinator::State {
   SearchSettings settings;
   SearchParts parts;
   RunStore& store;
-  // Blocking jobs need threads of their own: TBB otherwise runs only as many blocking
-  // bodies as it has threads (REFERENCE.md, TBB pitfalls), which is 2 on CI.
-  tbb::global_control threads;
-  tbb::task_arena agent_arena;
-  tbb::task_arena eval_arena;
+  // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
+  // measurements (one per device); a compile never holds a measurement slot.
+  ThreadBudget threads;
+  WorkerPool agents;
+  WorkerPool compiles;
+  WorkerPool measurements;
   CompletionQueue<detail::Completion> completions;
 
   std::map<std::string, std::string> sources;  // hash -> source
@@ -54,6 +54,7 @@ struct Coordinator::State {
   std::map<int, std::deque<Plan>> queued_plans;
   std::map<int, int> agent_calls;              // per node, keys the agents' RNG
   int64_t seq = 0;
+  int64_t trials = 0;        // trials started; numbers them in request order
   int in_flight = 0;       // trials: agent call, then maybe an evaluation
   int agent_stage = 0;     // trials still in their agent call
   int evaluations_started = 0;

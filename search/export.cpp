@@ -7,11 +7,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>  // fmt::join
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "core/error.hpp"
 #include "core/hash.hpp"
+#include "hardware/sandbox.hpp"
 #include "search/run_store.hpp"
 
 namespace kmcts {
@@ -216,5 +222,45 @@ std::string export_dot(const std::vector<NodeRecord>& nodes, const std::vector<E
 }
 
 std::string export_dot(const RunStore& store) { return export_dot(store.nodes(), store.edges()); }
+
+namespace {
+
+// A private temporary folder, removed on every way out.
+struct ScratchDir {
+  std::filesystem::path path;
+  ScratchDir() {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "kmcts-svg-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) throw RunError("svg export: cannot create a temporary folder");
+    path = tmpl;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+std::string render_svg(const std::string& dot, const std::string& program) {
+  // Files in and out, not pipes: the sandbox gives the child /dev/null as stdin, and caps what
+  // it keeps of stdout, while the SVG of a large tree runs to megabytes.
+  ScratchDir scratch;
+  const auto in = scratch.path / "tree.dot", out = scratch.path / "tree.svg";
+  std::ofstream(in, std::ios::binary) << dot;
+  SandboxLimits limits;
+  limits.timeout_s = 120;  // dot's layout is superlinear; a tree of thousands of nodes takes seconds
+  const SandboxResult r = run_sandboxed({program, "-Tsvg", "-o", out.string(), in.string()}, limits);
+  if (!r.started && r.error.find("not found") != std::string::npos)
+    throw InputError("svg export needs Graphviz's dot (apt-get install graphviz); use --format dot");
+  if (!r.started) throw RunError("svg export: " + r.error);
+  if (!r.exited_cleanly()) {
+    const std::string why = r.timed_out ? "timed out"
+                            : r.signal   ? "killed by " + signal_name(r.signal)
+                                         : r.err.substr(0, r.err.find('\n'));
+    throw RunError(fmt::format("svg export: {} -Tsvg failed: {}", program, why));
+  }
+  std::ifstream svg(out, std::ios::binary);
+  return {std::istreambuf_iterator<char>(svg), {}};
+}
 
 }  // namespace kmcts

@@ -18,7 +18,7 @@ namespace {
 class LogSpeedupReward final : public Reward {
  public:
   LogSpeedupReward(double clip, double penalty) : clip_(clip), penalty_(penalty) {}
-  double of(const EvalResult& r) const override {
+  double of(const EvalResult& r) override {
     if (!r.ok() || !(r.speedup > 0)) return penalty_;
     return std::clamp(std::log(r.speedup), -clip_, clip_);
   }

@@ -1,30 +1,31 @@
 #include "search/mcts.hpp"
 
-#include <limits>
+#include <set>
 
 KMCTS_OPTION("search.branching", Int, 4, 1, 64,
              "Fixed branching limit: children a node gets (expansions in flight count) before "
-             "selection descends below it.")
+             "selection descends below it; also the child cap of the baseline strategies.")
 KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
-KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt, "Selection policy by name (uct).")
+KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
+             "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
 namespace kmcts {
 
-MctsStrategy::MctsStrategy(Settings settings, std::unique_ptr<Policy> policy)
-    : settings_(settings), policy_(std::move(policy)) {}
-
-int MctsStrategy::count(const std::map<int, int>& m, int key) const {
-  auto it = m.find(key);
-  return it == m.end() ? 0 : it->second;
+MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
+  Parts p;
+  p.policy = SelectionPolicyRegistry::instance().create("selection policy", c.get_string("search.policy"), c);
+  p.pending = PendingTreatmentRegistry::instance().create("pending-work treatment", c.get_string("search.pending"), c);
+  p.widening = WideningRegistry::instance().create("widening", c.get_string("search.widening"), c);
+  p.backup = BackupRegistry::instance().create("backup", c.get_string("search.backup"), c);
+  return p;
 }
 
+MctsStrategy::MctsStrategy(CommonStrategySettings settings, Parts parts)
+    : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {}
+
 bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
-  if (closed_.count(node)) return false;
-  int expanded = 0;
-  for (int c : graph.children(node))
-    if (graph.edge(node, c)->kind == EdgeKind::expand) ++expanded;
-  return expanded + count(pending_expansions_, node) < settings_.branching;
+  return ledger_.has_capacity(graph, node, parts_.widening->max_children(graph.node(node).visits));
 }
 
 // memo: 0 = unknown, 1 = in progress (a cycle back to it counts as not selectable),
@@ -43,104 +44,82 @@ bool MctsStrategy::selectable(const VariantGraph& graph, int node, std::map<int,
   return result;
 }
 
+int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates,
+                               CounterRng& rng) const {
+  // Priors come from the Planner through the edge (plan_data.prior), normalised here over
+  // the candidates; without priors every candidate gets the same share.
+  std::vector<double> priors;
+  double total = 0;
+  for (int c : candidates) {
+    const EdgeRecord* e = graph.edge(node, c);
+    double p = e->plan_data.is_object() ? e->plan_data.value("prior", 1.0) : 1.0;
+    priors.push_back(p > 0 ? p : 0.0);
+    total += priors.back();
+  }
+  std::vector<ChildStats> stats;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    const NodeRecord& child = graph.node(candidates[i]);
+    double q = child.visits > 0 ? child.value_sum / child.visits : 0.0;
+    double prior = total > 0 ? priors[i] / total : 1.0 / candidates.size();
+    stats.push_back(parts_.pending->child(q, graph.edge(node, candidates[i])->visits,
+                                          ledger_.pending_visits(candidates[i]), prior));
+  }
+  ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
+  return candidates[parts_.policy->choose(parent, stats, rng)];
+}
+
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
-  Selection s;
-  if (!debug_queue_.empty()) {
-    s.kind = Selection::Kind::debug;
-    s.node = debug_queue_.front();
-    debug_queue_.pop_front();
-    s.path = paths_.at(s.node);
-    graph.node(s.node).debug_attempts++;
-  } else {
-    std::map<int, int> memo;
-    if (graph.size() == 0 || !selectable(graph, 0, memo)) return std::nullopt;
-    int node = 0;
-    std::set<int> on_path;
-    while (true) {
-      s.path.push_back(node);
-      on_path.insert(node);
-      if (has_capacity(graph, node)) break;
-      ParentStats parent{graph.node(node).visits, count(pending_visits_, node)};
-      int best = -1;
-      double best_score = -std::numeric_limits<double>::infinity();
-      for (int c : graph.children(node)) {  // ascending ids: ties go to the oldest child
-        if (on_path.count(c) || graph.node(c).status != NodeStatus::ok || !selectable(graph, c, memo)) continue;
-        const NodeRecord& child = graph.node(c);
-        double score = policy_->score(parent, ChildStats{child.value_sum, child.visits, count(pending_visits_, c), 1.0});
-        if (best == -1 || score > best_score) best = c, best_score = score;
-      }
-      if (best == -1) return std::nullopt;  // only reachable through a cycle
-      node = best;
+  if (auto repair = ledger_.start_debug(graph)) return repair;
+  std::map<int, int> memo;
+  if (graph.size() == 0 || !selectable(graph, 0, memo)) return std::nullopt;
+  CounterRng rng = job_rng(settings_.seed, "mcts", ++selections_);
+  std::vector<int> path;
+  std::set<int> on_path;
+  int node = 0;
+  while (true) {
+    path.push_back(node);
+    on_path.insert(node);
+    if (has_capacity(graph, node)) break;
+    std::vector<int> candidates;  // ascending ids
+    for (int c : graph.children(node))
+      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c, memo)) candidates.push_back(c);
+    if (candidates.empty()) return std::nullopt;  // only reachable through a cycle
+    node = choose_child(graph, node, candidates, rng);
+  }
+  return ledger_.start_expand(std::move(path));
+}
+
+void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const {
+  for (auto it = path.rbegin(); it != path.rend(); ++it) {
+    NodeRecord& n = graph.node(*it);
+    if (n.status == NodeStatus::pending) continue;
+    std::vector<WeightedValue> children;
+    int visits = 1;  // its own evaluation
+    for (int c : graph.children(*it)) {
+      const EdgeRecord* e = graph.edge(*it, c);
+      const NodeRecord& child = graph.node(c);
+      if (e->visits == 0 || child.status == NodeStatus::pending || child.visits == 0) continue;
+      children.push_back({child.value_sum / child.visits, static_cast<double>(e->visits)});
+      visits += e->visits;
     }
-    s.node = node;
-    pending_expansions_[node]++;
-    expansion_attempts_[node]++;
+    n.visits = visits;
+    n.value_sum = parts_.backup->value(n.reward, children) * visits;
   }
-  for (int n : s.path) pending_visits_[n]++;
-  return s;
-}
-
-void MctsStrategy::release(const Selection& s) {
-  for (int n : s.path)
-    if (--pending_visits_[n] == 0) pending_visits_.erase(n);
-}
-
-void MctsStrategy::on_expansion_failed(VariantGraph&, const Selection& s, bool exhausted) {
-  if (s.kind == Selection::Kind::expand) {
-    pending_expansions_[s.node]--;
-    if (exhausted || expansion_attempts_[s.node] >= settings_.max_expansion_attempts) closed_.insert(s.node);
-  }
-  release(s);
 }
 
 void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) {
-  if (s.kind == Selection::Kind::expand) {
-    pending_expansions_[s.node]--;
-    if (expansion_attempts_[s.node] >= settings_.max_expansion_attempts) closed_.insert(s.node);
-  }
-  if (!paths_.count(child)) {
-    auto path = s.path;
-    path.push_back(child);
-    paths_[child] = std::move(path);
-  }
-  if (s.kind == Selection::Kind::debug) {
-    NodeRecord& c = graph.node(child);
-    c.debug_attempts = std::max(c.debug_attempts, graph.node(s.node).debug_attempts);
-  }
-  if (awaiting_evaluation) {
-    pending_visits_[child]++;  // the trial now runs through the child too
-    return;
-  }
-  // A transposition: the child's known reward is one more sample along this path.
-  const NodeRecord& existing = graph.node(child);
+  ledger_.child(graph, s, child, awaiting_evaluation);  // counts the edges walked
+  if (awaiting_evaluation) return;
   auto path = s.path;
   path.push_back(child);
-  if (existing.status != NodeStatus::pending) backup(graph, path, existing.reward);
-  release(s);
+  recompute(graph, path);
 }
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
+  ledger_.evaluated(graph, s, node, reward);  // sets the reward, counts the edges walked
   auto path = s.path;
   if (path.empty() || path.back() != node) path.push_back(node);
-  if (!paths_.count(node)) paths_[node] = path;
-  graph.node(node).reward = reward;
-  backup(graph, path, reward);
-  if (!s.path.empty()) {
-    release(s);
-    if (--pending_visits_[node] == 0) pending_visits_.erase(node);
-  }
-  const NodeRecord& n = graph.node(node);
-  if (n.status == NodeStatus::failed && n.debug_attempts < settings_.max_debug_attempts) debug_queue_.push_back(node);
-}
-
-void MctsStrategy::backup(VariantGraph& graph, const std::vector<int>& path, double reward) {
-  for (size_t i = 0; i < path.size(); ++i) {
-    NodeRecord& n = graph.node(path[i]);
-    n.visits++;
-    n.value_sum += reward;
-    if (i > 0)
-      if (EdgeRecord* e = graph.edge(path[i - 1], path[i])) e->visits++;
-  }
+  recompute(graph, path);
 }
 
 }  // namespace kmcts
@@ -148,11 +127,7 @@ void MctsStrategy::backup(VariantGraph& graph, const std::vector<int>& path, dou
 namespace {
 using kmcts::Config;
 KMCTS_REGISTER(kmcts::StrategyRegistry, "mcts", [](const Config& c) -> std::unique_ptr<kmcts::Strategy> {
-  kmcts::MctsStrategy::Settings settings;
-  settings.branching = static_cast<int>(c.get_int("search.branching"));
-  settings.max_debug_attempts = static_cast<int>(c.get_int("search.debug_attempts"));
-  settings.max_expansion_attempts = 2 * settings.branching;
-  return std::make_unique<kmcts::MctsStrategy>(
-      settings, kmcts::PolicyRegistry::instance().create("selection policy", c.get_string("search.policy"), c));
+  return std::make_unique<kmcts::MctsStrategy>(kmcts::CommonStrategySettings::from_config(c),
+                                               kmcts::MctsStrategy::Parts::from_config(c));
 })
 }  // namespace

@@ -1,49 +1,51 @@
 #pragma once
-// Monte Carlo tree search over the variant graph, assembled from a selection Policy and
-// a fixed branching limit, with mean backup of the reward along the selected path.
-// Failed variants are leaves; each is queued once for the Debugger while its lineage
-// has repair attempts left.
-#include <deque>
+// Monte Carlo tree search over the variant graph, assembled from swappable parts chosen by
+// name in the config: a SelectionPolicy (uct, puct, thompson, egreedy), a PendingTreatment
+// for work in flight (wu_uct, virtual_loss, none), a Widening (fixed, progressive) and a
+// Backup (mean, max, power_mean). Transpositions are handled soundly: edges carry their own
+// visit counts, and a node's statistics are recomputed from its own reward and its
+// children's values (N(node) = 1 + sum of its edges' visits) instead of accumulated, so a
+// child reached from several parents is never double-counted. Failed variants are leaves
+// queued for the Debugger (JobLedger).
 #include <map>
 #include <memory>
-#include <set>
 
-#include "search/policy.hpp"
+#include "search/backup.hpp"
+#include "search/pending.hpp"
+#include "search/selection_policy.hpp"
 #include "search/strategy.hpp"
+#include "search/strategy_support.hpp"
+#include "search/widening.hpp"
 
 namespace kmcts {
 
-class MctsStrategy final : public Strategy {
+class MctsStrategy final : public LedgerStrategy {
  public:
-  struct Settings {
-    int branching = 4;          // children per node, counting expansions in flight
-    int max_debug_attempts = 2; // repairs per lineage of failed variants
-    int max_expansion_attempts = 8;  // agent calls per node before it is closed
+  struct Parts {
+    std::unique_ptr<SelectionPolicy> policy;
+    std::unique_ptr<PendingTreatment> pending;
+    std::unique_ptr<Widening> widening;
+    std::unique_ptr<Backup> backup;
+    static Parts from_config(const Config& c);
   };
-  MctsStrategy(Settings settings, std::unique_ptr<Policy> policy);
+  MctsStrategy(CommonStrategySettings settings, Parts parts);
 
   std::optional<Selection> next(VariantGraph& graph) override;
-  void on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) override;
   void on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) override;
   void on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) override;
 
-  /// Children of `node` plus expansions in flight, against the branching limit.
+  /// Expand children plus expansions in flight, against the widening's limit for the node.
   bool has_capacity(const VariantGraph& graph, int node) const;
+  /// Recomputes visits and value of every evaluated node on `path`, leaf first.
+  void recompute(VariantGraph& graph, const std::vector<int>& path) const;
 
  private:
   bool selectable(const VariantGraph& graph, int node, std::map<int, int>& memo) const;
-  void backup(VariantGraph& graph, const std::vector<int>& path, double reward);
-  void release(const Selection& s);  // the trial is over: drop its pending marks
-  int count(const std::map<int, int>& m, int key) const;
+  int choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates, CounterRng& rng) const;
 
-  Settings settings_;
-  std::unique_ptr<Policy> policy_;
-  std::map<int, int> pending_visits_;      // trials in flight through each node
-  std::map<int, int> pending_expansions_;  // expansions in flight at each node
-  std::map<int, int> expansion_attempts_;
-  std::set<int> closed_;                   // no more plans here
-  std::map<int, std::vector<int>> paths_;  // first selection path that reached each node
-  std::deque<int> debug_queue_;
+  CommonStrategySettings settings_;
+  Parts parts_;
+  uint64_t selections_ = 0;  // keys the draws of each selection
 };
 
 }  // namespace kmcts

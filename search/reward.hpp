@@ -9,7 +9,8 @@ namespace kmcts {
 class Reward {
  public:
   virtual ~Reward() = default;
-  virtual double of(const EvalResult& result) const = 0;
+  /// Called once per evaluation, in the order results are applied (a reward may keep history).
+  virtual double of(const EvalResult& result) = 0;
 };
 
 using RewardRegistry = Registry<Reward, const Config&>;

@@ -16,6 +16,7 @@ struct Selection {
   Kind kind = Kind::expand;
   int node = -1;          // the node to expand, or the failed node to repair
   std::vector<int> path;  // root .. node, as selected
+  int64_t trial = 0;      // assigned by the coordinator: request order, for lockstep apply
 };
 
 class Strategy {

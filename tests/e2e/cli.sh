@@ -50,11 +50,21 @@ check "show" 0 "evaluations +15" -- "$kmcts" show "$run"
 check "show missing" 2 "$work/none" -- "$kmcts" show "$work/none"
 check "export json" 0 '"nodes"' -- "$kmcts" export "$run" --format json
 check "export dot" 0 "^digraph" -- "$kmcts" export "$run" --format dot
+check "export csv" 0 "^id,hash,status,verdict,origin,depth,plan,parents,visits,value," -- "$kmcts" export "$run" --format csv
+"$kmcts" export "$run" --format csv -o "$work/nodes.csv"
+nodes=$("$kmcts" export "$run" --format json | grep -c '"created_seq"')
+rows=$(grep -cE '^[0-9]+,[0-9a-f]{64},' "$work/nodes.csv")
+[ "$rows" = "$nodes" ] && [ "$nodes" -gt 1 ] && passes=$((passes + 1)) || { echo "FAIL csv has $rows node rows, json $nodes nodes"; failures=$((failures + 1)); }
 check "export bad format" 2 "format" -- "$kmcts" export "$run" --format png
 if command -v dot >/dev/null; then
   "$kmcts" export "$run" --format dot -o "$work/tree.dot"
   check "dot renders" 0 "<svg" -- dot -Tsvg "$work/tree.dot"
+  check "export svg" 0 "^$" -- "$kmcts" export "$run" --format svg -o "$work/tree.svg"
+  check "svg file written" 0 "</svg>" -- cat "$work/tree.svg"
 fi
+# With no dot on PATH, svg is a one-line input error that says what to do.
+check "export svg, dot missing" 2 "^kmcts: error: svg export needs Graphviz's dot \(apt-get install graphviz\); use --format dot$" -- \
+  env PATH=/nonexistent "$kmcts" export "$run" --format svg
 # The real CPU evaluator through the binary (the unit suite checks the speedups themselves).
 check "run (cpu)" 0 "evaluations +5 " -- "$kmcts" run "$src/problems/cpu/matmul" --budget 5 --out "$work/cpu" \
   --set evaluator.cache_dir="$work/cache" --quiet

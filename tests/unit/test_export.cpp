@@ -1,4 +1,5 @@
-// Exports of a stored run (JSON, DOT accepted by Graphviz) and the end-of-run summary table.
+// Exports of a stored run (JSON, CSV, DOT accepted by Graphviz, SVG) and the end-of-run
+// summary table.
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -9,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/error.hpp"
 #include "core/hash.hpp"
 #include "search/export.hpp"
 #include "search/run_store.hpp"
@@ -79,6 +81,33 @@ std::unique_ptr<RunStore> sample_run(const fs::path& dir) {
   store->add_evaluation(ev);
   tx.commit();
   return store;
+}
+
+// A strict RFC 4180 reader, written from the RFC so the test does not trust the writer's
+// idea of quoting: records end in CRLF; a quoted field may hold commas, CRLF and "" (a quote).
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows(1, std::vector<std::string>(1));
+  for (size_t i = 0; i < text.size(); ++i) {
+    std::string& field = rows.back().back();
+    const char c = text[i];
+    if (c == '"' && field.empty()) {
+      for (++i; i < text.size() && !(text[i] == '"' && text.substr(i, 2) != "\"\""); ++i) {
+        field += text[i];
+        if (text[i] == '"') ++i;  // the second quote of a doubled pair
+      }
+    } else if (c == ',') {
+      rows.back().emplace_back();
+    } else if (text.compare(i, 2, "\r\n") == 0) {
+      rows.emplace_back(1);
+      ++i;
+    } else {
+      REQUIRE_MESSAGE((c != '"' && c != '\n' && c != '\r'), "unquoted special character at ", i);
+      field += c;
+    }
+  }
+  REQUIRE(rows.back() == std::vector<std::string>{""});  // the text ends with a record's CRLF
+  rows.pop_back();
+  return rows;
 }
 
 // The attribute list of DOT statement `head` ("3" or "0->2"), "" if absent.
@@ -170,6 +199,75 @@ TEST_CASE("export: DOT is accepted by Graphviz") {
   const std::string text((std::istreambuf_iterator<char>(svg)), {});
   CHECK(text.find("<svg") != std::string::npos);
   CHECK(text.find("3.50x / ok") != std::string::npos);
+}
+
+TEST_CASE("export: CSV has one quoted row per node, all parents and the params as JSON") {
+  ExportTempDir tmp;
+  auto store = sample_run(tmp.path);
+  {
+    RunStore::Transaction tx(*store);
+    NodeRecord n = make_node(5, NodeStatus::ok, 1.5, "ok");
+    n.plan = "TILE 16 -> 32, then \"vectorise\"";  // a comma and quotes
+    n.origin = "expand";
+    n.depth = 2;
+    n.visits = 4;
+    n.value_sum = 1.0;
+    n.reward = 0.25;
+    n.median_ns = 1234.5;
+    n.created_seq = 17;
+    n.meta = {{"params", {{"TILE", 32}, {"LOOP", "ikj"}}}};
+    store->add_node(n);
+    store->add_edge(make_edge(1, 5, EdgeKind::expand, false, n.plan));
+    store->add_edge(make_edge(3, 5, EdgeKind::expand, true, "ROWS 1 -> 2"));
+    tx.commit();
+  }
+  const std::string csv = export_csv(*store);
+  const auto rows = parse_csv(csv);
+  const std::vector<std::string> header = {"id", "hash", "status", "verdict", "origin", "depth",
+                                           "plan", "parents", "visits", "value", "speedup",
+                                           "median_ns", "reward", "debug_attempts", "params",
+                                           "created_seq"};
+  REQUIRE(rows.size() == 7);  // the header and nodes 0..5
+  CHECK(rows[0] == header);
+  for (size_t i = 1; i < rows.size(); ++i) {
+    REQUIRE(rows[i].size() == header.size());
+    CHECK(rows[i][0] == std::to_string(i - 1));  // every node, in id order
+  }
+  CHECK(csv.find("\"TILE 16 -> 32, then \"\"vectorise\"\"\"") != std::string::npos);  // RFC quoting
+  const std::vector<std::string>& row = rows[6];
+  CHECK(row[1] == sha256_hex("variant 5"));
+  CHECK(row[2] == "ok");
+  CHECK(row[6] == "TILE 16 -> 32, then \"vectorise\"");  // round trip
+  CHECK(row[7] == "1;3");
+  CHECK(row[8] == "4");
+  CHECK(row[9] == "0.25");  // value = value_sum / visits = 1.0 / 4
+  CHECK(row[10] == "1.5");
+  CHECK(row[11] == "1234.5");
+  CHECK(row[14] == R"({"LOOP":"ikj","TILE":32})");
+  CHECK(row[15] == "17");
+  CHECK(rows[1][7] == "");   // the root has no parents
+  CHECK(rows[1][9] == "");   // ...and no visits, so no mean value
+  CHECK(rows[1][14] == "");  // ...and no params
+  CHECK(rows[4][7] == "2;1");  // node 3: its debug parent first, then the transposition
+  CHECK(rows[3][2] == "failed");
+  CHECK(rows[5][2] == "pending");
+}
+
+TEST_CASE("export: SVG through Graphviz, or an error that says how to get it") {
+  ExportTempDir tmp;
+  auto store = sample_run(tmp.path / "run");
+  const std::string dot = export_dot(*store);
+  CHECK_THROWS_WITH_AS(render_svg(dot, "kmcts-no-such-dot"),
+                       "svg export needs Graphviz's dot (apt-get install graphviz); use --format dot",
+                       InputError);
+  if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped the rendering: Graphviz `dot` is not on PATH");
+    return;
+  }
+  const std::string svg = render_svg(dot);
+  CHECK(svg.find("<svg") != std::string::npos);
+  CHECK(svg.find("3.50x / ok") != std::string::npos);
+  CHECK_THROWS_AS(render_svg("digraph { this is not dot"), RunError);
 }
 
 TEST_CASE("summary table: a completed run") {

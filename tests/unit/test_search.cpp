@@ -19,7 +19,8 @@ fs::path fresh_dir(const std::string& name) {
   return dir;
 }
 
-nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed, double failure_rate = 0.15) {
+nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed, double failure_rate = 0.15,
+                      bool deterministic = false) {
   RunRequest r;
   r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
   r.config.set("evaluator.name=synthetic");
@@ -27,6 +28,7 @@ nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed
   r.config.set_value("search.budget", budget, "test");
   r.config.set_value("search.workers", workers, "test");
   r.config.set_value("search.seed", seed, "test");
+  r.config.set_value("search.deterministic", deterministic, "test");
   r.run_dir = run_dir;
   r.progress = false;
   return run_search(r);
@@ -102,4 +104,35 @@ TEST_CASE("search: unknown implementation names are input errors listing the kno
   CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, synthetic)"),
                        InputError);
   CHECK_FALSE(fs::exists(r.run_dir));  // nothing was written
+}
+
+TEST_CASE("search: the first budget reached stops the search cleanly") {
+  auto dir = fresh_dir("agent-budget");
+  RunRequest r;
+  r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+  r.config.set("evaluator.name=synthetic");
+  r.config.set("search.budget=30");
+  r.config.set("search.workers=1");
+  r.config.set("search.max_agent_calls=7");
+  r.run_dir = dir;
+  r.progress = false;
+  auto summary = run_search(r);
+  CHECK(summary["status"] == "completed");
+  CHECK(summary["agent_calls"] == 7);
+  CHECK(summary["message"] == "agent-call budget reached");
+  CHECK(summary["evaluations"].get<int>() <= 8);  // the seed plus at most one per agent call
+  auto store = RunStore::open(dir);
+  for (const auto& n : store->nodes()) CHECK(n.status != NodeStatus::pending);  // in-flight work finished
+  fs::remove_all(dir);
+}
+
+TEST_CASE("search: deterministic mode gives the same graph with 1 and 4 workers") {
+  auto one = fresh_dir("lockstep-1"), four = fresh_dir("lockstep-4");
+  auto a = search(one, 30, 1, 11, 0.3, true);
+  auto b = search(four, 30, 4, 11, 0.3, true);
+  CHECK(a["evaluations"] == b["evaluations"]);
+  CHECK(trace(one) == trace(four));
+  CHECK(a["best"]["hash"] == b["best"]["hash"]);
+  fs::remove_all(one);
+  fs::remove_all(four);
 }

@@ -1,0 +1,40 @@
+#pragma once
+// A selection policy picks which child of a node MCTS descends into. Registered by name:
+// uct, puct (uses the Planner's priors), thompson (samples the reward posterior),
+// egreedy. The statistics it sees were already adjusted for work in flight by a
+// PendingTreatment (pending.hpp), so policies stay oblivious of parallelism.
+#include <vector>
+
+#include "core/options.hpp"
+#include "core/registry.hpp"
+#include "core/rng.hpp"
+
+namespace kmcts {
+
+struct ParentStats {
+  double visits = 0;  // effective N of the parent (pending work included as the treatment says)
+};
+
+struct ChildStats {
+  double q = 0;       // effective value of the child
+  double visits = 0;  // effective visit count of the edge into the child (exploration term)
+  double prior = 1;   // normalised over the siblings (sums to 1)
+};
+
+class SelectionPolicy {
+ public:
+  virtual ~SelectionPolicy() = default;
+  /// Index of the chosen child; `children` is not empty. Ties go to the lowest index.
+  virtual size_t choose(const ParentStats& parent, const std::vector<ChildStats>& children, CounterRng& rng) const = 0;
+};
+
+/// A policy that picks the child with the highest score.
+class ScoringPolicy : public SelectionPolicy {
+ public:
+  virtual double score(const ParentStats& parent, const ChildStats& child, CounterRng& rng) const = 0;
+  size_t choose(const ParentStats& parent, const std::vector<ChildStats>& children, CounterRng& rng) const override;
+};
+
+using SelectionPolicyRegistry = Registry<SelectionPolicy, const Config&>;
+
+}  // namespace kmcts

@@ -1,0 +1,108 @@
+#pragma once
+// Bookkeeping every strategy needs, whatever it selects: expansions in flight per node (so
+// a node never gets more concurrent expansions than its capacity), nodes closed to further
+// expansion, the queue of failed variants waiting for the Debugger, the first path that
+// reached each node, and mean backup of rewards along a path. A strategy decides *which*
+// node to expand; it forwards its on_* calls here so the counts stay right.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "search/strategy.hpp"
+
+namespace kmcts {
+
+/// The options every strategy reads: the seed of its draws, the per-node child cap where the
+/// strategy has none of its own, and the repairs per lineage of failed variants.
+struct CommonStrategySettings {
+  uint64_t seed = 0;
+  int branching = 4;
+  int debug_attempts = 2;
+  static CommonStrategySettings from_config(const Config& c);
+};
+
+class JobLedger {
+ public:
+  /// `max_debug_attempts`: repairs per lineage of failed variants. `max_expansion_attempts`:
+  /// agent calls per node before it is closed (agents may keep proposing known variants).
+  JobLedger(int max_debug_attempts, int max_expansion_attempts);
+
+  /// The oldest failed variant waiting for a repair, as a started debug job; nullopt if none.
+  std::optional<Selection> start_debug(VariantGraph& graph);
+  /// Starts an expansion of path.back(); `path` is root .. node.
+  Selection start_expand(std::vector<int> path);
+
+  void expansion_failed(const Selection& s, bool exhausted);
+  void child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation);
+  /// Sets the node's reward, backs it up, and queues a failed node for repair.
+  void evaluated(VariantGraph& graph, const Selection& s, int node, double reward);
+
+  /// Expand children of `node` plus expansions in flight, against `cap`; closed nodes have none.
+  bool has_capacity(const VariantGraph& graph, int node, int cap) const;
+  bool closed(int node) const { return closed_.count(node) != 0; }
+  int pending_expansions(int node) const { return count(pending_expansions_, node); }
+  int pending_visits(int node) const { return count(pending_visits_, node); }
+  /// Jobs handed out and not yet finished (an agent call, or its child's evaluation).
+  int jobs_in_flight() const { return jobs_in_flight_; }
+  bool debug_waiting() const { return !debug_queue_.empty(); }
+
+ private:
+  static int count(const std::map<int, int>& m, int key);
+  void start(const Selection& s);
+  void finish(const Selection& s);  // the job is over: drop its pending marks
+  void note_attempt_over(const Selection& s, bool exhausted);
+
+  int max_debug_attempts_;
+  int max_expansion_attempts_;
+  int jobs_in_flight_ = 0;
+  std::map<int, int> pending_visits_;      // jobs in flight through each node
+  std::map<int, int> pending_expansions_;  // expansions in flight at each node
+  std::map<int, int> expansion_attempts_;
+  std::set<int> closed_;                   // no more plans here
+  std::map<int, std::vector<int>> paths_;  // first selection path that reached each node
+  std::deque<int> debug_queue_;
+};
+
+/// A strategy whose outcomes are all bookkeeping: it forwards the coordinator's on_* calls to
+/// its ledger. Subclasses choose the jobs in next() and may extend an on_* (calling this one).
+class LedgerStrategy : public Strategy {
+ public:
+  void on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) override;
+  void on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) override;
+  void on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) override;
+
+  const JobLedger& ledger() const { return ledger_; }
+
+ protected:
+  LedgerStrategy(int max_debug_attempts, int max_expansion_attempts)
+      : ledger_(max_debug_attempts, max_expansion_attempts) {}
+  JobLedger ledger_;
+};
+
+/// Ids of the successfully evaluated nodes for which `open(id)` holds, ascending.
+template <class Open>
+std::vector<int> ok_nodes_where(const VariantGraph& graph, Open open) {
+  std::vector<int> out;
+  for (int n = 0; n < graph.size(); ++n)
+    if (graph.node(n).status == NodeStatus::ok && open(n)) out.push_back(n);
+  return out;
+}
+
+/// Adds `reward` to visits/value_sum of every node on `path` and counts the edges walked.
+void backup_mean(VariantGraph& graph, const std::vector<int>& path, double reward);
+/// Number of expand edges out of `node` (debug edges and the capacity they do not use aside).
+int expand_children(const VariantGraph& graph, int node);
+/// True if `a` ranks before `b`: a higher speedup, or the same and older (lower id).
+bool faster(const VariantGraph& graph, int a, int b);
+/// The candidate with the highest speedup; ties go to the oldest (lowest id). -1 if none.
+int fastest(const VariantGraph& graph, const std::vector<int>& candidates);
+/// Draws for one job of a named strategy: keyed by (seed, strategy name, job number), so a
+/// run's draws do not depend on how many draws other parts of the engine made.
+CounterRng job_rng(uint64_t seed, std::string_view strategy, uint64_t job);
+
+}  // namespace kmcts

@@ -1,0 +1,43 @@
+#pragma once
+// A fixed number of slots for blocking jobs (agent calls, compiles, measurements) on TBB.
+// Blocking bodies each hold a TBB thread for their whole duration, so the pool raises
+// TBB's thread limit to cover every slot (REFERENCE.md: with `unlimited` function nodes
+// only as many bodies run as TBB has threads) and reserves no arena slot for an external
+// thread: task_arena(N) alone keeps one of its N slots for a master that never joins,
+// which would run only N-1 jobs at once.
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+namespace kmcts {
+
+class WorkerPool {
+ public:
+  WorkerPool(std::string name, int slots);
+  /// Runs `job` on a pool thread as soon as a slot is free (FIFO among waiting jobs).
+  /// The job must not throw.
+  void submit(std::function<void()> job);
+  int slots() const { return slots_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  int slots_;
+  tbb::task_arena arena_;
+};
+
+/// Keeps TBB's thread limit at least `threads` while alive (one per pool slot, summed over
+/// all pools of a search, plus the coordinator). TBB applies the smallest limit among live
+/// global_control objects, so a process holds one ThreadBudget per search at a time.
+class ThreadBudget {
+ public:
+  explicit ThreadBudget(size_t threads);
+
+ private:
+  std::unique_ptr<tbb::global_control> control_;
+};
+
+}  // namespace kmcts

@@ -1,0 +1,130 @@
+// MCTS driven by hand with several jobs in flight, transpositions and failures, for every
+// combination of parts: pending counts return to zero at quiescence, and every evaluated
+// node satisfies N(node) = 1 + sum of the visits of its edges.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "search/canonical.hpp"
+#include "search/mcts.hpp"
+
+using namespace kmcts;
+
+namespace {
+
+// A tiny deterministic "world": children of node n proposed at step k land on one of 30
+// sources, so transpositions (and edges back to ancestors) happen often; 1 in 6 fails.
+struct World {
+  int failures = 0;
+  std::string source_for(int node, int step) const { return "src" + std::to_string((node * 7 + step * 3) % 30); }
+  double reward_of(const std::string& hash) const { return static_cast<double>(hash[0] % 13) / 6.0 - 1.0; }
+  bool fails(const std::string& hash) const { return hash[1] % 6 == 0; }
+};
+
+void evaluate(VariantGraph& g, MctsStrategy& m, const Selection& s, int node, const World& w) {
+  NodeRecord& n = g.node(node);
+  n.status = w.fails(n.hash) ? NodeStatus::failed : NodeStatus::ok;
+  m.on_evaluated(g, s, node, n.status == NodeStatus::ok ? w.reward_of(n.hash) : -1.0);
+}
+
+void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
+  CHECK(m.ledger().jobs_in_flight() == 0);
+  for (int n = 0; n < g.size(); ++n) {
+    CAPTURE(n);
+    CHECK(m.ledger().pending_visits(n) == 0);
+    CHECK(m.ledger().pending_expansions(n) == 0);
+    if (g.node(n).status == NodeStatus::pending) continue;
+    int edge_visits = 0;
+    for (int c : g.children(n)) edge_visits += g.edge(n, c)->visits;
+    CHECK(g.node(n).visits == 1 + edge_visits);
+  }
+}
+
+void drive(const char* policy, const char* pending, const char* backup, const char* widening) {
+  Config c;
+  c.set(std::string("search.policy=") + policy);
+  c.set(std::string("search.pending=") + pending);
+  c.set(std::string("search.backup=") + backup);
+  c.set(std::string("search.widening=") + widening);
+  c.set("search.branching=3");
+  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
+  World w;
+  VariantGraph g;
+  NodeRecord root;
+  root.hash = canonical_hash("seed");
+  g.add_root(root);
+  evaluate(g, m, Selection{Selection::Kind::expand, -1, {}, 0}, 0, w);
+  int step = 0;
+  for (int wave = 0; wave < 40; ++wave) {
+    std::vector<Selection> jobs;
+    while (jobs.size() < 3)
+      if (auto s = m.next(g)) jobs.push_back(*s);
+      else break;
+    if (jobs.empty()) break;
+    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {  // resolved out of request order
+      NodeRecord child;
+      child.hash = canonical_hash(w.source_for(it->node, ++step));
+      EdgeRecord edge;
+      edge.kind = it->kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
+      auto added = g.add_child(it->node, child, edge);
+      bool fresh = added.new_node;
+      m.on_child(g, *it, added.node, fresh);
+      if (fresh) evaluate(g, m, *it, added.node, w);
+    }
+  }
+  CHECK(g.size() > 5);
+  check_invariants(g, m);
+}
+
+}  // namespace
+
+TEST_CASE("mcts invariants hold for every combination of parts") {
+  for (const char* policy : {"uct", "puct", "thompson", "egreedy"})
+    for (const char* pending : {"wu_uct", "virtual_loss", "none"})
+      for (const char* backup : {"mean", "max", "power_mean"})
+        for (const char* widening : {"fixed", "progressive"}) {
+          CAPTURE(policy);
+          CAPTURE(pending);
+          CAPTURE(backup);
+          CAPTURE(widening);
+          drive(policy, pending, backup, widening);
+        }
+}
+
+TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the child") {
+  Config c;
+  c.set("search.branching=2");
+  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
+  VariantGraph g;
+  NodeRecord root;
+  root.hash = "r";
+  g.add_root(root);
+  g.node(0).status = NodeStatus::ok;
+  m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
+  auto expand = [&](const std::string& hash, double reward) {
+    Selection s = *m.next(g);
+    NodeRecord n;
+    n.hash = hash;
+    auto added = g.add_child(s.node, n, EdgeRecord{});
+    m.on_child(g, s, added.node, added.new_node);
+    if (added.new_node) {
+      g.node(added.node).status = NodeStatus::ok;
+      m.on_evaluated(g, s, added.node, reward);
+    }
+    return added.node;
+  };
+  int a = expand("a", 1.0);  // root: (0 + 1) / 2 = 0.5
+  int b = expand("b", 0.0);  // root: (0 + 1 + 0) / 3
+  CHECK(g.node(0).visits == 3);
+  CHECK(g.node(0).value_sum / g.node(0).visits == doctest::Approx(1.0 / 3));
+  // The root is full (branching 2): UCT descends into a (Q 1 > Q 0), whose child is b again.
+  int again = expand("b", 99.0);
+  CHECK(again == b);
+  CHECK(g.edge(a, b)->transposition);
+  CHECK(g.edge(a, b)->visits == 1);
+  CHECK(g.node(b).visits == 1);  // b itself was not visited twice
+  // a = mean(own 1, b 0 with weight 1) = 0.5; root = (0 + 2*0.5 + 1*0) / 4 = 0.25
+  CHECK(g.node(a).value_sum / g.node(a).visits == doctest::Approx(0.5));
+  CHECK(g.node(0).visits == 4);
+  CHECK(g.node(0).value_sum / g.node(0).visits == doctest::Approx(0.25));
+}
