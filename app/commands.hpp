@@ -18,5 +18,6 @@ Command add_show(CLI::App& root);
 Command add_export(CLI::App& root);
 Command add_config(CLI::App& root);
 Command add_doctor(CLI::App& root);
+Command add_replay(CLI::App& root);
 
 }  // namespace kmcts::app

@@ -66,6 +66,7 @@ struct Coordinator::State {
   AgentUsage usage;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   Progress progress;
+  bool replaying = false;   // jobs are answered from a recorded event log, never run
 
   double elapsed() const;
   int64_t next_seq() { return ++seq; }
@@ -74,3 +75,16 @@ struct Coordinator::State {
 };
 
 }  // namespace kmcts
+
+namespace kmcts::detail {
+
+/// Creates the root from the problem's seed kernel and records it ("node" event).
+void add_root(Coordinator::State& s, VariantGraph& g);
+/// Starts a trial: bookkeeping and a "select" event; unless replaying, the agent call.
+void start_agents(Coordinator::State& s, VariantGraph& g, Selection sel);
+/// Counts an evaluation as started; unless replaying, compiles then measures on the pools.
+void start_evaluation(Coordinator::State& s, const Selection& sel, int node, const std::string& source);
+void apply_agent(Coordinator::State& s, VariantGraph& g, AgentDone& d);
+void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
+
+}  // namespace kmcts::detail

@@ -72,7 +72,9 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   if (auto repair = ledger_.start_debug(graph)) return repair;
   std::map<int, int> memo;
   if (graph.size() == 0 || !selectable(graph, 0, memo)) return std::nullopt;
-  CounterRng rng = job_rng(settings_.seed, "mcts", ++selections_);
+  // Keyed by the count of selections handed out, so a descent that finds nothing (possible
+  // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
+  CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
   std::vector<int> path;
   std::set<int> on_path;
   int node = 0;
@@ -86,6 +88,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     if (candidates.empty()) return std::nullopt;  // only reachable through a cycle
     node = choose_child(graph, node, candidates, rng);
   }
+  ++selections_;
   return ledger_.start_expand(std::move(path));
 }
 

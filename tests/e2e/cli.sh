@@ -47,6 +47,8 @@ run="$work/run"
 check "run (synthetic)" 0 "speedup .*x over seed" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --budget 15 --seed 3 --out "$run"
 check "run again into the same dir" 2 "already holds a run" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --out "$run"
 check "show" 0 "evaluations +15" -- "$kmcts" show "$run"
+check "replay" 0 "the rebuilt graph equals the stored one" -- "$kmcts" replay "$run"
+check "replay missing" 2 "$work/none" -- "$kmcts" replay "$work/none"
 check "show missing" 2 "$work/none" -- "$kmcts" show "$work/none"
 check "export json" 0 '"nodes"' -- "$kmcts" export "$run" --format json
 check "export dot" 0 "^digraph" -- "$kmcts" export "$run" --format dot
@@ -69,6 +71,7 @@ check "export svg, dot missing" 2 "^kmcts: error: svg export needs Graphviz's do
 check "run (cpu)" 0 "evaluations +5 " -- "$kmcts" run "$src/problems/cpu/matmul" --budget 5 --out "$work/cpu" \
   --set evaluator.cache_dir="$work/cache" --quiet
 check "cpu run recorded its sources" 0 "." -- ls "$work/cpu/sources"
+check "replay (cpu)" 0 "equals the stored one" -- "$kmcts" replay "$work/cpu"
 grep -q '"evaluations": 15' "$run/summary.json" && passes=$((passes + 1)) || { echo "FAIL summary.json"; failures=$((failures + 1)); }
 
 echo "$passes passed, $failures failed"

@@ -1,0 +1,209 @@
+// Applying completions to the graph, the strategy and the store, and starting jobs. The
+// live loop (coordinator_loop.cpp) and the replay (replay.cpp) share these.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "search/canonical.hpp"
+#include "search/coordinator_state.hpp"
+
+namespace kmcts::detail {
+
+using State = Coordinator::State;
+
+void persist_path(State& s, VariantGraph& g, std::vector<int> path, int node) {
+  if (path.empty() || path.back() != node) path.push_back(node);
+  for (size_t i = 0; i < path.size(); ++i) {
+    s.store.update_node(g.node(path[i]));
+    if (i > 0)
+      if (const EdgeRecord* e = g.edge(path[i - 1], path[i])) s.store.update_edge_visits(e->parent, e->child, e->visits);
+  }
+}
+
+// Compile on the compile pool; only a successful build queues for a measurement slot.
+void start_evaluation(State& s, const Selection& sel, int node, const std::string& source) {
+  s.evaluations_started++;
+  if (s.replaying) return;
+  auto fail = [&s, sel, node](const std::exception& e) {
+    EvalDone done{sel, node, {}};
+    done.result.verdict = Verdict::infra_error;
+    done.result.message = fmt::format("evaluator error: {}", e.what());
+    s.completions.push(std::move(done));
+  };
+  s.compiles.submit([&s, sel, node, source, fail] {
+    try {
+      BuildResult built = s.parts.evaluator->build(source);
+      if (!built.ok) {
+        s.completions.push(EvalDone{sel, node, compile_error_result(built)});
+        return;
+      }
+      s.measurements.submit([&s, sel, node, built, fail] {
+        try {
+          s.completions.push(EvalDone{sel, node, s.parts.evaluator->measure_built(built)});
+        } catch (const std::exception& e) {
+          fail(e);
+        }
+      });
+    } catch (const std::exception& e) {
+      fail(e);
+    }
+  });
+}
+
+void start_agents(State& s, VariantGraph& g, Selection sel) {
+  sel.trial = ++s.trials;
+  s.in_flight++;
+  s.agent_stage++;
+  s.agent_calls_total++;
+  int call = s.agent_calls[sel.node]++;
+  if (sel.kind == Selection::Kind::debug) s.store.update_node(g.node(sel.node));  // its repair count went up
+  s.event("select", {{"trial", sel.trial}, {"kind", sel.kind == Selection::Kind::debug ? "debug" : "expand"},
+                     {"node", sel.node}, {"path", sel.path}});
+  if (s.replaying) return;
+  CounterRng rng(s.settings.seed, mix64(static_cast<uint64_t>(sel.node)) ^ mix64(static_cast<uint64_t>(call) + 1) ^
+                                      string_key(sel.kind == Selection::Kind::debug ? "debug" : "expand"));
+  if (sel.kind == Selection::Kind::debug) {
+    DebugContext ctx{&s.problem, s.view(g, sel.node), {}, g.node(sel.node).debug_attempts - 1, rng};
+    auto parents = g.tree_path(sel.node);
+    ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
+    s.agents.submit([&s, sel, ctx] {
+      AgentDone done{sel, {}, {}, {}, false, {}, 0};
+      try {
+        done.code = s.parts.debugger->repair(ctx);
+        done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
+      } catch (const std::exception& e) {
+        done.error = e.what();
+      }
+      s.completions.push(std::move(done));
+    });
+    return;
+  }
+  std::optional<Plan> plan;
+  if (auto& queue = s.queued_plans[sel.node]; !queue.empty()) plan = queue.front(), queue.pop_front();
+  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
+  for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
+  for (int n = 0; n < g.size(); ++n) ctx.known.push_back(g.node(n).meta);
+  s.agents.submit([&s, sel, ctx, plan] {
+    AgentDone done{sel, {}, {}, {}, false, {}, 0};
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      std::optional<Plan> chosen = plan;
+      if (!chosen) {
+        PlanResult proposed = s.parts.planner->propose(ctx);
+        done.code.usage = proposed.usage;
+        if (proposed.plans.empty()) {
+          done.exhausted = true;
+          done.error = proposed.error.empty() ? "the planner proposed nothing" : proposed.error;
+        } else {
+          chosen = proposed.plans.front();
+          done.spare_plans.assign(proposed.plans.begin() + 1, proposed.plans.end());
+        }
+      }
+      if (chosen) {
+        AgentUsage planning = done.code.usage;
+        done.plan = *chosen;
+        done.code = s.parts.coder->write(s.problem, ctx.parent, *chosen);
+        done.code.usage.prompt_tokens += planning.prompt_tokens;
+        done.code.usage.completion_tokens += planning.completion_tokens;
+        done.code.usage.dollars += planning.dollars;
+        done.code.usage.calls += planning.calls;
+      }
+    } catch (const std::exception& e) {
+      done.error = e.what();
+    }
+    done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.completions.push(std::move(done));
+  });
+}
+
+void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
+  s.agent_stage--;
+  const Selection& sel = d.selection;
+  s.usage.prompt_tokens += d.code.usage.prompt_tokens;
+  s.usage.completion_tokens += d.code.usage.completion_tokens;
+  s.usage.dollars += d.code.usage.dollars;
+  s.usage.calls += d.code.usage.calls;
+  auto& queue = s.queued_plans[sel.node];
+  queue.insert(queue.end(), d.spare_plans.begin(), d.spare_plans.end());
+  const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
+  if (!d.error.empty() || !d.code.ok) {
+    std::string why = !d.error.empty() ? d.error : d.code.error;
+    s.event("agent_failed", {{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
+                             {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", d.spare_plans.size()}});
+    s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);
+    s.in_flight--;
+    return;
+  }
+  NodeRecord child;
+  child.hash = canonical_hash(d.code.source);
+  child.origin = kind;
+  child.meta = d.code.meta;
+  child.plan = d.plan.text;
+  child.created_seq = s.seq + 1;
+  EdgeRecord edge;
+  edge.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
+  edge.plan = d.plan.text;
+  edge.plan_data = d.plan.data;
+  if (edge.plan_data.is_object()) edge.plan_data["prior"] = d.plan.prior;  // PUCT reads it from the edge
+  edge.seq = s.seq + 1;
+  VariantGraph::Added added = g.add_child(sel.node, child, edge);
+  if (added.new_node) {
+    s.sources[child.hash] = d.code.source;
+    s.store.put_source(child.hash, d.code.source);
+    s.store.add_node(g.node(added.node));
+  }
+  if (added.new_edge) s.store.add_edge(*g.edge(sel.node, added.node));
+  if (added.new_edge && !added.new_node) s.transpositions++;
+  s.event("child", {{"trial", sel.trial}, {"parent", sel.node}, {"child", added.node}, {"kind", kind},
+                    {"hash", child.hash}, {"meta", d.code.meta}, {"plan", d.plan.text}, {"plan_data", edge.plan_data},
+                    {"prior", d.plan.prior}, {"spare_plans", d.spare_plans.size()},
+                    {"new_node", added.new_node}, {"new_edge", added.new_edge}, {"closes_cycle", added.closes_cycle},
+                    {"agent_seconds", d.seconds}});
+  s.parts.strategy->on_child(g, sel, added.node, added.new_node);
+  if (added.new_node) {
+    start_evaluation(s, sel, added.node, d.code.source);
+  } else {
+    s.in_flight--;
+    persist_path(s, g, sel.path, added.node);
+  }
+}
+
+void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
+  s.in_flight--;
+  s.evaluations_done++;
+  const EvalResult& r = d.result;
+  NodeRecord& n = g.node(d.node);
+  n.status = r.ok() ? NodeStatus::ok : NodeStatus::failed;
+  n.verdict = to_string(r.verdict);
+  n.speedup = r.ok() ? r.speedup : 0;
+  n.median_ns = r.ok() ? r.candidate.median_ns : 0;
+  if (!r.ok()) {
+    s.failures++;
+    s.failures_by_verdict[n.verdict]++;
+  }
+  s.results[d.node] = r;
+  s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
+  int64_t seq = s.next_seq();
+  s.store.add_evaluation(EvaluationRecord{d.node, seq, r});
+  s.store.append_event(EventRecord{seq, s.elapsed(), "evaluation",
+                                   {{"trial", d.selection.trial}, {"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
+                                    {"reward", n.reward}, {"message", r.message}}});
+  persist_path(s, g, d.selection.path, d.node);
+}
+
+void add_root(State& s, VariantGraph& g) {
+  NodeRecord root;
+  root.hash = canonical_hash(s.problem.seed_source);
+  root.origin = "seed";
+  root.meta = s.problem.seed_meta;
+  root.created_seq = s.seq + 1;
+  g.add_root(root);
+  s.sources[root.hash] = s.problem.seed_source;
+  s.store.put_source(root.hash, s.problem.seed_source);
+  s.store.add_node(g.node(0));
+  s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
+  s.in_flight = 1;
+  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.problem.seed_source);
+}
+
+}  // namespace kmcts::detail

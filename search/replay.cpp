@@ -1,0 +1,189 @@
+#include "search/replay.hpp"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "search/coordinator_state.hpp"
+
+namespace kmcts {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using State = Coordinator::State;
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
+
+// Payload keys that measure wall time, not the search.
+json without_timing(json payload) {
+  payload.erase("agent_seconds");
+  return payload;
+}
+
+std::string compare_nodes(const VariantGraph& g, const std::vector<NodeRecord>& stored) {
+  if (static_cast<int>(stored.size()) != g.size())
+    return fmt::format("{} nodes rebuilt, {} stored", g.size(), stored.size());
+  for (const NodeRecord& want : stored) {
+    const NodeRecord& got = g.node(want.id);
+    auto differs = [&](const char* field, const std::string& a, const std::string& b) {
+      return fmt::format("node {}: {} is {} rebuilt, {} stored", want.id, field, a, b);
+    };
+    if (got.hash != want.hash) return differs("hash", got.hash, want.hash);
+    if (got.status != want.status) return differs("status", to_string(got.status), to_string(want.status));
+    if (got.visits != want.visits) return differs("visits", std::to_string(got.visits), std::to_string(want.visits));
+    if (!close(got.value_sum, want.value_sum)) return differs("value_sum", fmt::format("{}", got.value_sum), fmt::format("{}", want.value_sum));
+    if (!close(got.reward, want.reward)) return differs("reward", fmt::format("{}", got.reward), fmt::format("{}", want.reward));
+    if (got.debug_attempts != want.debug_attempts) return differs("debug_attempts", std::to_string(got.debug_attempts), std::to_string(want.debug_attempts));
+  }
+  return "";
+}
+
+std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& stored) {
+  if (static_cast<int>(stored.size()) != g.edge_count())
+    return fmt::format("{} edges rebuilt, {} stored", g.edge_count(), stored.size());
+  for (const EdgeRecord& want : stored) {
+    const EdgeRecord* got = g.edge(want.parent, want.child);
+    if (!got) return fmt::format("edge {} -> {} is stored but was not rebuilt", want.parent, want.child);
+    if (got->kind != want.kind || got->visits != want.visits || got->transposition != want.transposition)
+      return fmt::format("edge {} -> {}: kind/visits/transposition {}/{}/{} rebuilt, {}/{}/{} stored", want.parent, want.child,
+                         to_string(got->kind), got->visits, got->transposition, to_string(want.kind), want.visits, want.transposition);
+  }
+  return "";
+}
+
+class Replayer {
+ public:
+  Replayer(RunStore& original, const fs::path& scratch) : original_(original) {
+    Config config;
+    config.merge(original.config(), (original.dir() / "config.json").string());
+    auto nodes = original.nodes();
+    if (nodes.empty()) throw InputError(fmt::format("{}: the run has no nodes to replay", original.dir().string()));
+    problem_.name = original.run_info().value("problem", "");
+    problem_.seed_source = original.source(nodes[0].hash).value_or("");
+    problem_.seed_meta = nodes[0].meta;
+    SearchParts parts;
+    parts.strategy = StrategyRegistry::instance().create("strategy", config.get_string("search.strategy"), config);
+    parts.reward = RewardRegistry::instance().create("reward", config.get_string("search.reward"), config);
+    SearchSettings settings = SearchSettings::from_config(config);
+    settings.progress = false;
+    store_ = RunStore::create(scratch, original.run_info(), original.config());
+    state_ = std::make_unique<State>(problem_, settings, std::move(parts), *store_);
+    state_->replaying = true;
+    for (auto& e : original.evaluations(false)) evaluations_[e.seq] = e.result;
+  }
+
+  /// Applies one recorded event; returns a mismatch, or "".
+  std::string apply(const EventRecord& e) {
+    State& s = *state_;
+    const json& p = e.payload;
+    if (e.kind == "node") {
+      detail::add_root(s, graph_);
+    } else if (e.kind == "select") {
+      auto chosen = s.parts.strategy->next(graph_);
+      std::string kind = chosen && chosen->kind == Selection::Kind::debug ? "debug" : "expand";
+      if (!chosen || kind != p.at("kind") || chosen->node != p.at("node") || json(chosen->path) != p.at("path"))
+        return fmt::format("the strategy selected {} where the run selected {}",
+                           chosen ? json{{"kind", kind}, {"node", chosen->node}, {"path", chosen->path}}.dump() : "nothing",
+                           p.dump());
+      detail::start_agents(s, graph_, *chosen);
+      chosen->trial = s.trials;
+      selections_[s.trials] = *chosen;
+    } else if (e.kind == "child" || e.kind == "agent_failed") {
+      detail::AgentDone d;
+      d.selection = selections_.at(p.at("trial").get<int64_t>());
+      d.plan.text = p.value("plan", "");
+      d.spare_plans.resize(p.value("spare_plans", size_t{0}));
+      if (e.kind == "child") {
+        d.code.ok = true;
+        d.code.meta = p.at("meta");
+        auto source = original_.source(p.at("hash").get<std::string>());
+        if (!source) return fmt::format("the source {} is missing from the run directory", p.at("hash").get<std::string>());
+        d.code.source = *source;
+        d.plan.data = p.at("plan_data");
+        d.plan.prior = p.value("prior", 1.0);
+        d.seconds = p.value("agent_seconds", 0.0);
+      } else {
+        d.error = p.value("error", "");
+        d.exhausted = p.value("exhausted", false);
+      }
+      detail::apply_agent(s, graph_, d);
+    } else if (e.kind == "evaluation") {
+      auto it = evaluations_.find(e.seq);
+      if (it == evaluations_.end()) return "no stored evaluation has this event's sequence number";
+      int64_t trial = p.value("trial", int64_t{0});
+      detail::EvalDone d{trial == 0 ? Selection{Selection::Kind::expand, -1, {}, 0} : selections_.at(trial),
+                         p.at("node").get<int>(), it->second};
+      detail::apply_evaluation(s, graph_, d);
+    }
+    return "";
+  }
+
+  std::string compare_events(const std::vector<EventRecord>& recorded) const {
+    auto rebuilt = store_->events();
+    for (size_t i = 0; i < rebuilt.size(); ++i) {
+      if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
+      if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind ||
+          without_timing(rebuilt[i].payload) != without_timing(recorded[i].payload))
+        return fmt::format("event {} ({}): rebuilt {} {}, recorded {} {}", recorded[i].seq, recorded[i].kind, rebuilt[i].kind,
+                           without_timing(rebuilt[i].payload).dump(), recorded[i].kind, without_timing(recorded[i].payload).dump());
+    }
+    return "";
+  }
+
+  const VariantGraph& graph() const { return graph_; }
+
+ private:
+  RunStore& original_;
+  Problem problem_;
+  std::unique_ptr<RunStore> store_;
+  std::unique_ptr<State> state_;
+  VariantGraph graph_;
+  std::map<int64_t, Selection> selections_;   // by trial
+  std::map<int64_t, EvalResult> evaluations_;  // by event sequence number
+};
+
+}  // namespace
+
+ReplayReport replay_run(const fs::path& run_dir) {
+  auto original = RunStore::open(run_dir);
+  auto events = original->events();
+  bool replayable = false;
+  for (const auto& e : events) replayable |= e.kind == "select";
+  if (!replayable && events.size() > 2)
+    throw InputError(fmt::format("{}: the event log has no 'select' events (recorded before replay existed)", run_dir.string()));
+  fs::path scratch = fs::temp_directory_path() / fmt::format("kmcts-replay-{}-{}", ::getpid(), run_dir.filename().string());
+  fs::remove_all(scratch);
+  ReplayReport report;
+  try {
+    Replayer replayer(*original, scratch);
+    std::vector<EventRecord> replayed;
+    for (const auto& e : events) {
+      if (e.kind == "finished") continue;  // written by the live loop after the last job
+      std::string mismatch = replayer.apply(e);
+      report.events++;
+      if (!mismatch.empty()) {
+        report.mismatch = fmt::format("event {} ({}): {}", e.seq, e.kind, mismatch);
+        break;
+      }
+      replayed.push_back(e);
+    }
+    if (report.mismatch.empty()) report.mismatch = replayer.compare_events(replayed);
+    if (report.mismatch.empty()) report.mismatch = compare_nodes(replayer.graph(), original->nodes());
+    if (report.mismatch.empty()) report.mismatch = compare_edges(replayer.graph(), original->edges());
+    report.nodes = replayer.graph().size();
+    report.edges = replayer.graph().edge_count();
+    report.identical = report.mismatch.empty();
+  } catch (...) {
+    fs::remove_all(scratch);
+    throw;
+  }
+  fs::remove_all(scratch);
+  return report;
+}
+
+}  // namespace kmcts

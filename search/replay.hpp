@@ -1,0 +1,22 @@
+#pragma once
+// Replay: rebuild a run's graph from its event log alone and check it equals the stored one.
+// Every selection is asked of a fresh strategy and must match the recorded one; agent
+// outcomes and measurements are taken from the log and the store, never recomputed; the
+// rebuilt nodes, edges and events are compared with what the run recorded.
+#include <filesystem>
+#include <string>
+
+namespace kmcts {
+
+struct ReplayReport {
+  bool identical = false;
+  int events = 0;        // events replayed
+  int nodes = 0;
+  int edges = 0;
+  std::string mismatch;  // the first difference, naming the event and the field
+};
+
+/// Throws InputError if RUN_DIR is not a run store or predates replayable logs.
+ReplayReport replay_run(const std::filesystem::path& run_dir);
+
+}  // namespace kmcts
