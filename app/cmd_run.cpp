@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "core/options.hpp"
 #include "search/coordinator.hpp"
+#include "search/resume.hpp"
 #include "search/run_search.hpp"
 #include "search/summary_table.hpp"
 
@@ -39,6 +40,16 @@ extern "C" void on_interrupt(int signal_number) {
   std::raise(signal_number);
 }
 
+int report(const nlohmann::json& summary) {
+  fmt::print("{}", format_summary_table(summary));
+  return summary.value("status", "") == "completed" ? 0 : 1;
+}
+
+void handle_interrupts() {
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+}
+
 int run(const RunArgs& a) {
   Config config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
   for (const auto& s : a.sets) config.set(s);
@@ -48,11 +59,8 @@ int run(const RunArgs& a) {
   if (a.workers) config.set_value("search.workers", *a.workers, "--workers");
   if (a.deterministic) config.set_value("search.deterministic", true, "--deterministic");
   RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
-  nlohmann::json summary = run_search(request);
-  fmt::print("{}", format_summary_table(summary));
-  return summary.value("status", "") == "completed" ? 0 : 1;
+  handle_interrupts();
+  return report(run_search(request));
 }
 
 }  // namespace
@@ -71,6 +79,21 @@ Command add_run(CLI::App& root) {
                 "Lockstep waves applied in request order: the same graph for any --workers (search.deterministic)");
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
   return [args] { return run(*args); };
+}
+
+Command add_resume(CLI::App& root) {
+  auto args = std::make_shared<ResumeRequest>();
+  auto quiet = std::make_shared<bool>(false);
+  CLI::App* cmd = root.add_subcommand("resume", "Continue a run that stopped (killed, crashed, Ctrl-C'd twice) where it was");
+  cmd->add_option("RUN_DIR", args->run_dir, "Run directory of the unfinished run")->required();
+  cmd->add_option("--budget", args->budget, "A new evaluation budget (e.g. larger than the run's)");
+  cmd->add_option("--workers", args->workers, "Trials in flight from now on");
+  cmd->add_flag("--quiet", *quiet, "No progress on stderr");
+  return [args, quiet] {
+    args->progress = !*quiet;
+    handle_interrupts();
+    return report(resume_search(*args));
+  };
 }
 
 }  // namespace kmcts::app

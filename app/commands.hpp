@@ -19,5 +19,6 @@ Command add_export(CLI::App& root);
 Command add_config(CLI::App& root);
 Command add_doctor(CLI::App& root);
 Command add_replay(CLI::App& root);
+Command add_resume(CLI::App& root);
 
 }  // namespace kmcts::app

@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_show);
   add(kmcts::app::add_export);
   add(kmcts::app::add_config);
+  add(kmcts::app::add_resume);
   add(kmcts::app::add_replay);
   add(kmcts::app::add_doctor);
   try {

@@ -55,6 +55,10 @@ class Coordinator {
   ~Coordinator();
   /// Runs the search to its budget; returns the summary (also written by the store).
   nlohmann::json run();
+  /// Continues the run recorded in the store given to the constructor: re-applies its
+  /// event log (the store muted), cancels agent calls that were in flight, evaluates again
+  /// the variants whose measurement was lost, then searches on to the budget.
+  nlohmann::json resume();
   /// Thread- and signal-safe: finish in-flight work, then stop.
   static void request_stop();
 
@@ -63,6 +67,7 @@ class Coordinator {
   struct State;  // defined in coordinator_state.hpp
 
  private:
+  nlohmann::json loop(bool seed_done);
   std::unique_ptr<State> state_;
   VariantGraph graph_;
 };

@@ -21,8 +21,8 @@ void persist_path(State& s, VariantGraph& g, std::vector<int> path, int node) {
 }
 
 // Compile on the compile pool; only a successful build queues for a measurement slot.
-void start_evaluation(State& s, const Selection& sel, int node, const std::string& source) {
-  s.evaluations_started++;
+void start_evaluation(State& s, const Selection& sel, int node, const std::string& source, bool count) {
+  if (count) s.evaluations_started++;
   if (s.replaying) return;
   auto fail = [&s, sel, node](const std::exception& e) {
     EvalDone done{sel, node, {}};

@@ -88,8 +88,12 @@ nlohmann::json Coordinator::run() {
   VariantGraph& g = graph_;
   g_stop.store(false);
   add_root(s, g);
+  return loop(false);
+}
 
-  bool seed_done = false;
+nlohmann::json Coordinator::loop(bool seed_done) {
+  State& s = *state_;
+  VariantGraph& g = graph_;
   const bool lockstep = s.settings.deterministic;
   std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;

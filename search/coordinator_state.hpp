@@ -83,7 +83,8 @@ void add_root(Coordinator::State& s, VariantGraph& g);
 /// Starts a trial: bookkeeping and a "select" event; unless replaying, the agent call.
 void start_agents(Coordinator::State& s, VariantGraph& g, Selection sel);
 /// Counts an evaluation as started; unless replaying, compiles then measures on the pools.
-void start_evaluation(Coordinator::State& s, const Selection& sel, int node, const std::string& source);
+/// `count`: false when evaluating again a variant whose measurement was lost (resume).
+void start_evaluation(Coordinator::State& s, const Selection& sel, int node, const std::string& source, bool count = true);
 void apply_agent(Coordinator::State& s, VariantGraph& g, AgentDone& d);
 void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
 

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "search/coordinator_state.hpp"
+#include "search/event_replayer.hpp"
 
 namespace kmcts {
 namespace {
@@ -58,7 +58,7 @@ std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& 
 
 class Replayer {
  public:
-  Replayer(RunStore& original, const fs::path& scratch) : original_(original) {
+  Replayer(RunStore& original, const fs::path& scratch) {
     Config config;
     config.merge(original.config(), (original.dir() / "config.json").string());
     auto nodes = original.nodes();
@@ -74,54 +74,10 @@ class Replayer {
     store_ = RunStore::create(scratch, original.run_info(), original.config());
     state_ = std::make_unique<State>(problem_, settings, std::move(parts), *store_);
     state_->replaying = true;
-    for (auto& e : original.evaluations(false)) evaluations_[e.seq] = e.result;
+    events_ = std::make_unique<detail::EventReplayer>(*state_, graph_, original);
   }
 
-  /// Applies one recorded event; returns a mismatch, or "".
-  std::string apply(const EventRecord& e) {
-    State& s = *state_;
-    const json& p = e.payload;
-    if (e.kind == "node") {
-      detail::add_root(s, graph_);
-    } else if (e.kind == "select") {
-      auto chosen = s.parts.strategy->next(graph_);
-      std::string kind = chosen && chosen->kind == Selection::Kind::debug ? "debug" : "expand";
-      if (!chosen || kind != p.at("kind") || chosen->node != p.at("node") || json(chosen->path) != p.at("path"))
-        return fmt::format("the strategy selected {} where the run selected {}",
-                           chosen ? json{{"kind", kind}, {"node", chosen->node}, {"path", chosen->path}}.dump() : "nothing",
-                           p.dump());
-      detail::start_agents(s, graph_, *chosen);
-      chosen->trial = s.trials;
-      selections_[s.trials] = *chosen;
-    } else if (e.kind == "child" || e.kind == "agent_failed") {
-      detail::AgentDone d;
-      d.selection = selections_.at(p.at("trial").get<int64_t>());
-      d.plan.text = p.value("plan", "");
-      d.spare_plans.resize(p.value("spare_plans", size_t{0}));
-      if (e.kind == "child") {
-        d.code.ok = true;
-        d.code.meta = p.at("meta");
-        auto source = original_.source(p.at("hash").get<std::string>());
-        if (!source) return fmt::format("the source {} is missing from the run directory", p.at("hash").get<std::string>());
-        d.code.source = *source;
-        d.plan.data = p.at("plan_data");
-        d.plan.prior = p.value("prior", 1.0);
-        d.seconds = p.value("agent_seconds", 0.0);
-      } else {
-        d.error = p.value("error", "");
-        d.exhausted = p.value("exhausted", false);
-      }
-      detail::apply_agent(s, graph_, d);
-    } else if (e.kind == "evaluation") {
-      auto it = evaluations_.find(e.seq);
-      if (it == evaluations_.end()) return "no stored evaluation has this event's sequence number";
-      int64_t trial = p.value("trial", int64_t{0});
-      detail::EvalDone d{trial == 0 ? Selection{Selection::Kind::expand, -1, {}, 0} : selections_.at(trial),
-                         p.at("node").get<int>(), it->second};
-      detail::apply_evaluation(s, graph_, d);
-    }
-    return "";
-  }
+  std::string apply(const EventRecord& e) { return events_->apply(e); }
 
   std::string compare_events(const std::vector<EventRecord>& recorded) const {
     auto rebuilt = store_->events();
@@ -138,13 +94,11 @@ class Replayer {
   const VariantGraph& graph() const { return graph_; }
 
  private:
-  RunStore& original_;
   Problem problem_;
   std::unique_ptr<RunStore> store_;
   std::unique_ptr<State> state_;
   VariantGraph graph_;
-  std::map<int64_t, Selection> selections_;   // by trial
-  std::map<int64_t, EvalResult> evaluations_;  // by event sequence number
+  std::unique_ptr<detail::EventReplayer> events_;
 };
 
 }  // namespace

@@ -234,7 +234,10 @@ void RunStore::Transaction::commit() {
 
 // --- writes ---------------------------------------------------------------------------------
 
+void RunStore::set_muted(bool muted) { impl_->muted = muted; }
+
 void RunStore::put_source(const std::string& hash, const std::string& source) {
+  if (impl_->muted) return;
   detail::check_hash(hash);
   const fs::path path = impl_->dir / "sources" / (hash + ".cpp");
   if (fs::exists(path)) return;  // content-addressed: same hash, same text
@@ -242,6 +245,7 @@ void RunStore::put_source(const std::string& hash, const std::string& source) {
 }
 
 void RunStore::add_node(const NodeRecord& n) {
+  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->insert_node;
   st.bind(1, n.id).bind(2, n.hash).bind(3, to_string(n.status)).bind(4, n.verdict);
@@ -253,6 +257,7 @@ void RunStore::add_node(const NodeRecord& n) {
 }
 
 void RunStore::update_node(const NodeRecord& n) {
+  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->update_node;
   st.bind(1, to_string(n.status)).bind(2, n.verdict).bind(3, n.speedup).bind(4, n.median_ns);
@@ -266,6 +271,7 @@ void RunStore::update_node(const NodeRecord& n) {
 }
 
 void RunStore::add_edge(const EdgeRecord& e) {
+  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->insert_edge;
   st.bind(1, e.parent).bind(2, e.child).bind(3, to_string(e.kind)).bind(4, e.plan);
@@ -275,6 +281,7 @@ void RunStore::add_edge(const EdgeRecord& e) {
 }
 
 void RunStore::update_edge_visits(int parent, int child, int visits) {
+  if (impl_->muted) return;
   Transaction tx(*this);
   impl_->update_edge.bind(1, visits).bind(2, parent).bind(3, child).run();
   if (impl_->db.changes() != 1)
@@ -295,6 +302,7 @@ void bind_stats(detail::Statement& st, int first, const TimingStats& t) {
 }  // namespace
 
 int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
+  if (impl_->muted) return 0;
   const EvalResult& r = ev.result;
   std::string log_file;
   if (r.log.size() > kInlineLogBytes) {
@@ -328,6 +336,7 @@ int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
 }
 
 void RunStore::append_event(const EventRecord& e) {
+  if (impl_->muted) return;
   Transaction tx(*this);
   impl_->insert_event.bind(1, e.seq).bind(2, e.time_s).bind(3, e.kind)
       .bind(4, e.payload.dump()).run();
@@ -335,6 +344,7 @@ void RunStore::append_event(const EventRecord& e) {
 }
 
 void RunStore::finish(const json& summary) {
+  if (impl_->muted) return;
   const std::string status =
       summary.contains("status") && summary["status"].is_string() ? summary["status"].get<std::string>()
                                                                   : "completed";

@@ -58,6 +58,9 @@ class RunStore {
 
   // --- writes -----------------------------------------------------------------------------
   /// Writes sources/<hash>.cpp once (temp file + rename); a second call is a no-op.
+  /// While muted every write below is dropped: `kmcts resume` re-applies the recorded
+  /// events through the live code, and what they would write is already stored.
+  void set_muted(bool muted);
   void put_source(const std::string& hash, const std::string& source);
   void add_node(const NodeRecord& node);
   /// Updates the mutable fields: status, verdict, speedup, median, reward, visits, value_sum,

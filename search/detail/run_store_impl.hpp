@@ -29,6 +29,7 @@ nlohmann::json parse_stored_json(const std::string& text, const std::filesystem:
 }  // namespace detail
 
 struct RunStore::Impl {
+  bool muted = false;  // writes are dropped (resume re-applies what is already stored)
   Impl(std::filesystem::path d, int flags) : dir(std::move(d)), db(dir / "run.sqlite", flags) {}
 
   void prepare_statements() {
