@@ -104,7 +104,7 @@ TEST_CASE("search: unknown implementation names are input errors listing the kno
   r.config.set("evaluator.name=quantum");
   r.run_dir = fresh_dir("unknown");
   r.progress = false;
-  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, synthetic)"),
+  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, replay, synthetic)"),
                        InputError);
   CHECK_FALSE(fs::exists(r.run_dir));  // nothing was written
 }
@@ -167,4 +167,34 @@ TEST_CASE("replay: the event log rebuilds the stored graph; a tampered store is 
     }
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("replay evaluator: recorded measurements re-run a search without hardware; misses are explicit") {
+  auto recorded = fresh_dir("rec"), replayed = fresh_dir("rep"), missing = fresh_dir("miss"), fallback = fresh_dir("fb");
+  search(recorded, 25, 1, 3, 0.3);
+  auto run_replay = [&](const fs::path& out, int seed, const std::string& fallback_name) {
+    RunRequest r;
+    r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+    r.config.set("evaluator.name=replay");
+    r.config.set_value("evaluator.replay.runs", recorded.string(), "test");
+    r.config.set_value("evaluator.replay.fallback", fallback_name, "test");
+    r.config.set("evaluator.synthetic.failure_rate=0.3");
+    r.config.set("search.budget=25");
+    r.config.set("search.workers=1");
+    r.config.set_value("search.seed", seed, "test");
+    r.run_dir = out;
+    r.progress = false;
+    return run_search(r);
+  };
+  run_replay(replayed, 3, "");
+  CHECK(trace(replayed) == trace(recorded));  // same seed: the same graph, from the archive alone
+  auto miss = run_replay(missing, 4, "");
+  CHECK(miss["failures_by_verdict"].value("infra_error", 0) > 0);
+  bool named = false;
+  for (const auto& e : RunStore::open(missing)->evaluations(false))
+    named |= e.result.message.find("replay miss: no recorded run of 'synthetic_space' measured source") == 0;
+  CHECK(named);
+  auto filled = run_replay(fallback, 4, "synthetic");  // misses measured by the synthetic evaluator
+  CHECK(filled["failures_by_verdict"].value("infra_error", 0) == 0);
+  for (const auto& d : {recorded, replayed, missing, fallback}) fs::remove_all(d);
 }

@@ -1,0 +1,106 @@
+// The replay evaluator ("simulation mode"): answers from measurements recorded in earlier
+// runs, so policy ablations run without hardware and cost nothing (the idea of Kernel
+// Tuner's simulation runner). It lives in search/ because it reads run stores; to the
+// coordinator it is an Evaluator like any other.
+//
+// Key: the problem's name and the variant's canonical source hash. The runs named must be
+// of the same problem (checked) and should come from one device: their evaluators'
+// descriptions must agree, else the archive would mix machines (an InputError).
+// A source no run measured is an explicit miss: an infra_error result naming the source,
+// or, with evaluator.replay.fallback set, a real evaluation by that evaluator.
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "hardware/evaluator.hpp"
+#include "search/canonical.hpp"
+#include "search/run_store.hpp"
+
+KMCTS_OPTION("evaluator.replay.runs", String, "", std::nullopt, std::nullopt,
+             "Replay evaluator: comma-separated run directories whose recorded measurements answer evaluations.")
+KMCTS_OPTION("evaluator.replay.fallback", String, "", std::nullopt, std::nullopt,
+             "Replay evaluator: evaluator for sources no recorded run measured (e.g. cpu); empty = a miss is an error result.")
+
+namespace kmcts {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+class ReplayEvaluator final : public Evaluator {
+ public:
+  ReplayEvaluator(const Problem& problem, const Config& c) : problem_(problem.name) {
+    auto runs = split_list(c.get_string("evaluator.replay.runs"));
+    if (runs.empty()) throw InputError("evaluator.replay.runs: name at least one run directory to replay");
+    for (const auto& dir : runs) load(dir);
+    std::string fallback = c.get_string("evaluator.replay.fallback");
+    if (!fallback.empty()) {
+      if (fallback == "replay") throw InputError("evaluator.replay.fallback: cannot be 'replay' itself");
+      fallback_ = EvaluatorRegistry::instance().create("evaluator", fallback, problem, c);
+    }
+  }
+
+  BuildResult build(const std::string& source) override {
+    BuildResult b;
+    b.ok = true;  // recorded compile errors come back from measure() as recorded
+    b.source_hash = canonical_hash(source);
+    b.artifact = source;
+    b.cached = true;
+    return b;
+  }
+
+  EvalResult measure(const BuildResult& build) override {
+    if (auto it = recorded_.find(build.source_hash); it != recorded_.end()) return it->second;
+    if (fallback_) return fallback_->evaluate(build.artifact);
+    EvalResult miss;
+    miss.verdict = Verdict::infra_error;
+    miss.message = fmt::format("replay miss: no recorded run of '{}' measured source {}", problem_, short_hash(build.source_hash));
+    return miss;
+  }
+
+  nlohmann::json describe() const override {
+    nlohmann::json j = {{"evaluator", "replay"}, {"recorded", recorded_.size()}, {"device", device_}};
+    if (fallback_) j["fallback"] = fallback_->describe();
+    return j;
+  }
+
+ private:
+  void load(const std::string& dir) {
+    auto store = RunStore::open(dir);
+    nlohmann::json info = store->run_info();
+    if (info.value("problem", "") != problem_)
+      throw InputError(fmt::format("evaluator.replay.runs: '{}' is a run of '{}', not of '{}'", dir, info.value("problem", ""), problem_));
+    nlohmann::json device = info.value("evaluator", nlohmann::json::object());
+    device.erase("cache_dir");  // where a machine keeps its cache says nothing about its speed
+    if (device_.is_null()) device_ = device;
+    else if (device != device_)
+      throw InputError(fmt::format("evaluator.replay.runs: '{}' was measured by another evaluator or machine than '{}'", dir, first_run_));
+    if (first_run_.empty()) first_run_ = dir;
+    std::map<int, std::string> hash_of;
+    for (const auto& n : store->nodes()) hash_of[n.id] = n.hash;
+    for (auto& e : store->evaluations(false))
+      if (e.result.verdict != Verdict::infra_error) recorded_[hash_of.at(e.node)] = e.result;
+  }
+
+  std::string problem_;
+  std::string first_run_;
+  nlohmann::json device_;
+  std::map<std::string, EvalResult> recorded_;  // canonical source hash -> measurement
+  std::unique_ptr<Evaluator> fallback_;
+};
+
+}  // namespace
+
+KMCTS_REGISTER(EvaluatorRegistry, "replay", [](const Problem& p, const Config& c) -> std::unique_ptr<Evaluator> {
+  return std::make_unique<ReplayEvaluator>(p, c);
+})
+
+}  // namespace kmcts
