@@ -1,0 +1,101 @@
+// Part (a): coordinator cost per applied event. A search on the synthetic evaluator (instant)
+// with the rule agents (microseconds) and one worker spends its wall time in the coordinator:
+// selection, planner context, graph updates and the run store. The event timestamps in the
+// store give the cost per event at every stage of the run, so one run of N evaluations shows
+// how the cost grows with the graph, not only its average.
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "engine/engine_bench.hpp"
+#include "search/run_search.hpp"
+#include "search/run_store.hpp"
+
+namespace kmcts::bench {
+namespace {
+
+constexpr int kDeciles = 10;
+
+struct Row {
+  int budget = 0;
+  int nodes = 0, evaluations = 0, events = 0;
+  double wall_s = 0;
+  std::string stop;
+  std::vector<double> us_per_event;  // per decile of the run's events
+};
+
+Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
+  RunRequest r;
+  r.problem_dir = options.problem;
+  r.config.set("evaluator.name=synthetic");
+  r.config.set_value("search.budget", budget, "bench");
+  r.config.set_value("search.workers", 1, "bench");
+  r.config.set_value("search.max_wall_s", options.max_seconds, "bench");
+  r.run_dir = scratch.run_dir(fmt::format("scaling-{}", budget));
+  r.progress = false;
+  auto t0 = std::chrono::steady_clock::now();
+  nlohmann::json summary = run_search(r);
+  Row row;
+  row.wall_s = seconds_since(t0);
+  row.budget = budget;
+  row.nodes = summary.value("nodes", 0);
+  row.evaluations = summary.value("evaluations", 0);
+  row.stop = summary.value("message", "");
+  auto events = RunStore::open(r.run_dir)->events();
+  row.events = static_cast<int>(events.size());
+  // Decile d holds events [a, b); its time runs from the event before a to event b - 1.
+  for (int d = 0; d < kDeciles && events.size() >= kDeciles; ++d) {
+    size_t a = events.size() * d / kDeciles, b = events.size() * (d + 1) / kDeciles;
+    double t = events[b - 1].time_s - (a > 0 ? events[a - 1].time_s : 0.0);
+    row.us_per_event.push_back(1e6 * t / static_cast<double>(b - a));
+  }
+  if (row.us_per_event.empty()) row.us_per_event.assign(kDeciles, 0.0);
+  fs::remove_all(r.run_dir);
+  return row;
+}
+
+}  // namespace
+
+nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch) {
+  nlohmann::json rows = nlohmann::json::array();
+  std::string table =
+      "| budget N | nodes | events | wall s | us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n";
+  for (int n : options.nodes) {
+    fmt::print(stderr, "scaling: N = {} ...\n", n);
+    Row row = run_one(options, scratch, n);
+    const double all = 1e6 * row.wall_s / std::max(1, row.events);
+    const double first = row.us_per_event.front(), last = row.us_per_event.back();
+    table += fmt::format("| {} | {} | {} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
+                         row.events, row.wall_s, all, first, row.us_per_event[5], last, last / first,
+                         row.stop.empty() ? "budget" : row.stop);
+    rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
+                    {"wall_s", row.wall_s}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
+                    {"stop", row.stop}});
+  }
+  // Growth: the cost of an event late in the run against the graph size it ran at.
+  std::string growth;
+  double alpha = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    double n0 = rows[i - 1]["nodes"], n1 = rows[i]["nodes"];
+    double c0 = rows[i - 1]["us_per_event_by_decile"].back(), c1 = rows[i]["us_per_event_by_decile"].back();
+    if (n1 <= n0 || c0 <= 0) continue;
+    alpha = std::log(c1 / c0) / std::log(n1 / n0);
+    growth += fmt::format("- last-10% cost per event grows as N^{:.2f} from {} to {} nodes ({:.0f} -> {:.0f} us)\n",
+                          alpha, n0, n1, c0, c1);
+  }
+  // With c(n) = c_last (n / N_last)^alpha per event and a fixed number of events per node,
+  // a run to N costs events_per_node * integral_0^N c(n) dn.
+  if (!rows.empty() && alpha > 0) {
+    const auto& last = rows.back();
+    double n_last = last["nodes"], c_last = last["us_per_event_by_decile"].back();
+    double per_node = last["events"].get<double>() / n_last;
+    for (double target : {1e4, 1e5})
+      if (target > n_last)
+        growth += fmt::format("- extrapolated wall time of a {:g}-node run: {:.0f} s\n", target,
+                              1e-6 * per_node * c_last * std::pow(target / n_last, alpha) * target / (alpha + 1));
+  }
+  return {{"rows", rows}, {"table", table}, {"growth", growth}};
+}
+
+}  // namespace kmcts::bench
