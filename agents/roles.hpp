@@ -3,6 +3,7 @@
 // later, an LLM implementation; all register by name in the registries below.
 // One instance serves the whole search and is called from several worker threads at
 // once: implementations keep no per-call state (randomness comes in the context).
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/problem.hpp"
 #include "core/registry.hpp"
 #include "core/rng.hpp"
+#include "agents/known_variants.hpp"
 
 namespace kmcts {
 
@@ -44,8 +46,7 @@ struct PlanContext {
   const Problem* problem = nullptr;
   NodeView parent;
   std::vector<NodeView> tried;          // children of parent already proposed (any verdict)
-  std::vector<nlohmann::json> known;    // meta of every node in the graph: proposing one of
-                                        // them again only adds an edge, never new information
+  std::shared_ptr<const KnownVariants> known;  // points of every node in the graph (may be null)
   std::optional<NodeView> best;         // best node of the search so far
   int count = 1;                        // how many distinct plans to propose
   CounterRng rng{0, 0};

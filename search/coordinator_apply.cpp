@@ -82,8 +82,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   if (auto& queue = s.queued_plans[sel.node]; !queue.empty()) plan = queue.front(), queue.pop_front();
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
-  for (int n = 0; n < g.size(); ++n) ctx.known.push_back(g.node(n).meta);
-  s.agents.submit([&s, sel, ctx, plan] {
+  ctx.known = s.known;
+  s.agents.submit([&s, sel, ctx = std::move(ctx), plan] {
     AgentDone done{sel, {}, {}, {}, false, {}, 0};
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -148,6 +148,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   edge.seq = s.seq + 1;
   VariantGraph::Added added = g.add_child(sel.node, child, edge);
   if (added.new_node) {
+    s.known->add(child.meta);
     s.sources[child.hash] = d.code.source;
     s.store.put_source(child.hash, d.code.source);
     s.store.add_node(g.node(added.node));
@@ -198,6 +199,7 @@ void add_root(State& s, VariantGraph& g) {
   root.meta = s.problem.seed_meta;
   root.created_seq = s.seq + 1;
   g.add_root(root);
+  s.known->add(root.meta);
   s.sources[root.hash] = s.problem.seed_source;
   s.store.put_source(root.hash, s.problem.seed_source);
   s.store.add_node(g.node(0));

@@ -50,6 +50,7 @@ struct Coordinator::State {
   CompletionQueue<detail::Completion> completions;
 
   std::map<std::string, std::string> sources;  // hash -> source
+  std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
   std::map<int, EvalResult> results;           // node -> evaluation
   std::map<int, std::deque<Plan>> queued_plans;
   std::map<int, int> agent_calls;              // per node, keys the agents' RNG

@@ -73,11 +73,9 @@ class RulePlanner final : public Planner {
       std::string ignored;  // a tried child without params (e.g. an LLM child) excludes nothing
       if (auto p = params_of(child, "rule planner", ignored)) seen.insert(*p);
     }
-    for (const auto& meta : context.known)  // points anywhere in the graph: no new information
-      if (meta.contains("params") && meta.at("params").is_object()) seen.insert(TunableSpace::point_from_json(meta.at("params")));
 
     std::array<std::vector<Move>, 3> pools;
-    enumerate(*space, *start, seen, pools);
+    enumerate(*space, *start, seen, context.known.get(), pools);
 
     CounterRng rng = context.rng;
     for (int slot = 0; slot < context.count; ++slot) {
@@ -95,10 +93,13 @@ class RulePlanner final : public Planner {
 
  private:
   // Fills the three pools in space order (the order matters only for determinism).
+  // `known`: points anywhere in the graph (no new information there); may be null.
   static void enumerate(const TunableSpace& space, const SpacePoint& start, const std::set<SpacePoint>& seen,
+                        const KnownVariants* known,
                         std::array<std::vector<Move>, 3>& pools) {
     auto offer = [&](SpacePoint p, Pool pool) {
-      if (!seen.count(p) && space.valid(p)) pools[pool].push_back(Move{std::move(p), pool});
+      if (!seen.count(p) && space.valid(p) && !(known && known->contains(TunableSpace::to_json(p))))
+        pools[pool].push_back(Move{std::move(p), pool});
     };
     const auto& params = space.params();
     for (size_t a = 0; a < params.size(); ++a) {

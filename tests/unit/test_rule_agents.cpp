@@ -167,8 +167,11 @@ TEST_CASE("rule planner: skips points known anywhere in the graph, not only the 
   PlanResult all = planner->propose(c);
   REQUIRE(all.plans.size() >= 2);
   SpacePoint elsewhere = apply_plan(start, all.plans.front());
-  c.known.push_back({{"params", TunableSpace::to_json(elsewhere)}});
-  c.known.push_back({{"no_params", true}});  // a node without params excludes nothing
+  auto known = std::make_shared<KnownVariants>();
+  known->add({{"params", TunableSpace::to_json(elsewhere)}});
+  known->add({{"no_params", true}});  // a node without params excludes nothing
+  CHECK(known->size() == 1);
+  c.known = known;
   PlanResult rest = planner->propose(c);
   CHECK(rest.plans.size() == all.plans.size() - 1);
   for (const Plan& plan : rest.plans) CHECK(apply_plan(start, plan) != elsewhere);
