@@ -211,8 +211,12 @@ TEST_CASE("cpu evaluator: a crash is reported with the signal") {
   CpuEvaluator evaluator = saxpy_evaluator(small_budget(shared_cache()));
   EvalResult r = evaluator.evaluate(variant("crash.cpp"));
   CHECK(r.verdict == Verdict::crash);
+#if !defined(__SANITIZE_ADDRESS__)
+  // Under AddressSanitizer (-DKMCTS_SANITIZE=ON) the worker's own SEGV handler reports and
+  // exits with code 1: still a crash, but no signal reaches the parent.
   CHECK(r.message == "crash: SIGSEGV");
   CHECK(r.details["signal"] == "SIGSEGV");
+#endif
 }
 
 TEST_CASE("cpu evaluator: a hang is a timeout") {
