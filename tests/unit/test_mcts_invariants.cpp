@@ -97,7 +97,7 @@ TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the c
   MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
   VariantGraph g;
   NodeRecord root;
-  root.hash = "r";
+  root.hash = canonical_hash("root");  // (not = "r": GCC 12 -O3 warns falsely, -Wrestrict)
   g.add_root(root);
   g.node(0).status = NodeStatus::ok;
   m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
