@@ -1,11 +1,13 @@
 #include "hardware/evaluator.hpp"
 
+#include "core/text.hpp"
+
 namespace kmcts {
 
 EvalResult compile_error_result(const BuildResult& built) {
   EvalResult result;
   result.verdict = Verdict::compile_error;
-  result.message = "compile error: " + built.log.substr(0, built.log.find('\n'));
+  result.message = "compile error: " + first_line(built.log);
   result.log = built.log;
   result.compile_seconds = built.seconds;
   result.compile_cached = built.cached;

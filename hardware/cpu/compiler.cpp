@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/text.hpp"
 #include "hardware/sandbox.hpp"
 
 #ifndef KMCTS_CPU_ABI_DIR
@@ -59,7 +60,6 @@ std::string unique_suffix() {
   return fmt::format("{}-{}", getpid(), counter.fetch_add(1));
 }
 
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 

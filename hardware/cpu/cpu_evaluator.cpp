@@ -1,4 +1,5 @@
 #include "hardware/cpu/cpu_evaluator.hpp"
+#include "core/text.hpp"
 #include "hardware/companion.hpp"
 
 #include <signal.h>
@@ -54,8 +55,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 fs::path find_worker(const std::string& configured) {
   if (!configured.empty()) {
@@ -169,7 +168,7 @@ json CpuEvaluator::job_json(const std::string& reference_so, const std::string& 
 }
 
 EvalResult CpuEvaluator::measure(const BuildResult& build) {
-  if (!build.ok) return failure(Verdict::compile_error, "compile error: " + first_line(build.log), build.log);
+  if (!build.ok) return compile_error_result(build);
   try {
     const BuildResult& ref = reference();
     if (!ref.ok)
