@@ -3,6 +3,7 @@
 // propose them again (a repeat only adds an edge, never information). The coordinator adds a
 // node's meta when it creates the node; agents on worker threads query it concurrently. One
 // shared, growing set instead of a per-call copy keeps an expansion O(log N), not O(N).
+#include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <unordered_set>

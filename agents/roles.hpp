@@ -24,7 +24,7 @@ struct NodeView {
   int id = -1;
   std::string source;
   nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
-  std::optional<EvalResult> result;                 // absent while pending
+  std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
   std::vector<std::string> plan_history;            // plans from the root to this node
 };
 

@@ -17,6 +17,9 @@ Command add_replay(CLI::App& root) {
       return 1;
     }
     fmt::print("replayed {} events: the rebuilt graph equals the stored one ({} nodes, {} edges)\n", r.events, r.nodes, r.edges);
+    if (!r.statistics_compared)
+      fmt::print("the run never finished: visit counts and values were not compared (they reach the store "
+                 "every search.store_flush_s; `kmcts resume` brings them up to date)\n");
     return 0;
   };
 }

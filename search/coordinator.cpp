@@ -13,6 +13,14 @@
 KMCTS_OPTION("search.budget", Int, 40, 1, 1000000, "Evaluations to spend, the seed kernel included.")
 KMCTS_OPTION("search.workers", Int, 2, 1, 1024,
              "Trials in flight at once (each: an agent call, then an evaluation on a worker).")
+KMCTS_OPTION("search.agent_slots", Int, 0, 0, 1024,
+             "Agent calls at once, out of the search.workers trials (0 = search.workers: a trial keeps "
+             "its slot until its evaluation is done). Fewer agent slots than workers lets the next "
+             "agent call start while earlier variants compile and measure.")
+KMCTS_OPTION("search.store_flush_s", Double, 0.2, 0.0, 3600.0,
+             "The run store commits at most this often (and at the end), with the visit counts and "
+             "values changed since the last commit: a run killed meanwhile loses at most this much "
+             "finished work, which `kmcts resume` redoes. 0 = commit after every completion.")
 KMCTS_OPTION("search.compile_slots", Int, 0, 0, 1024,
              "Compiles at once (0 = one per CPU core). Compiles never hold a measurement slot.")
 KMCTS_OPTION("search.measure_slots", Int, 1, 1, 1024,
@@ -30,7 +38,7 @@ KMCTS_OPTION("search.wave_size", Int, 4, 1, 1024,
              "Selections per wave in deterministic mode; it, not --workers, shapes the search there.")
 KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy: mcts, or a baseline for ablations: random, linear, beam, egreedy_tree.")
 KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward: log_speedup (clipped log of the speedup) or rank (percentile among earlier variants, in [-1, 1]); failures get search.failure_penalty.")
-KMCTS_OPTION("agents.planner", String, "rule", std::nullopt, std::nullopt, "Planner by name (rule).")
+KMCTS_OPTION("agents.planner", String, "rule", std::nullopt, std::nullopt, "Planner by name: rule (local moves in the tunable space) or sweep (every point of the space once, in order: an exhaustive sweep).")
 KMCTS_OPTION("agents.coder", String, "rule", std::nullopt, std::nullopt, "Coder by name (rule).")
 KMCTS_OPTION("agents.debugger", String, "rule", std::nullopt, std::nullopt, "Debugger by name (rule).")
 KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
@@ -53,6 +61,9 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   SearchSettings s;
   s.budget = static_cast<int>(c.get_int("search.budget"));
   s.workers = static_cast<int>(c.get_int("search.workers"));
+  const int agent_slots = static_cast<int>(c.get_int("search.agent_slots"));
+  s.agent_slots = agent_slots > 0 ? std::min(agent_slots, s.workers) : s.workers;
+  s.store_flush_s = c.get_double("search.store_flush_s");
   int compile_slots = static_cast<int>(c.get_int("search.compile_slots"));
   s.compile_slots = compile_slots > 0 ? compile_slots : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   s.measure_slots = static_cast<int>(c.get_int("search.measure_slots"));
@@ -72,8 +83,9 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       settings(s),
       parts(std::move(pa)),
       store(st),
-      threads(static_cast<size_t>(s.workers + s.compile_slots + s.measure_slots + 1)),
-      agents("agents", s.workers),
+      writer(st, s.store_flush_s),
+      threads(static_cast<size_t>(s.agent_slots + s.compile_slots + s.measure_slots + 1)),
+      agents("agents", s.agent_slots),
       compiles("compiles", s.compile_slots),
       measurements("measurements", s.measure_slots),
       progress(s.progress) {}
@@ -83,7 +95,28 @@ double Coordinator::State::elapsed() const {
 }
 
 void Coordinator::State::event(const std::string& kind, nlohmann::json payload) {
-  store.append_event(EventRecord{next_seq(), elapsed(), kind, std::move(payload)});
+  writer.write([e = EventRecord{next_seq(), elapsed(), kind, std::move(payload)}](RunStore& st) { st.append_event(e); });
+}
+
+void Coordinator::State::flush(const VariantGraph& g) {
+  for (int n : dirty_nodes) {
+    NodeRecord copy = g.node(n);
+    copy.meta = nullptr;  // update_node leaves it alone: it never changes
+    writer.write([copy = std::move(copy)](RunStore& st) { st.update_node(copy); });
+  }
+  for (const auto& [parent, child] : dirty_edges)
+    if (const EdgeRecord* e = g.edge(parent, child))
+      writer.write([parent = parent, child = child, visits = e->visits](RunStore& st) { st.update_edge_visits(parent, child, visits); });
+  dirty_nodes.clear();
+  dirty_edges.clear();
+  last_flush = elapsed();
+}
+
+void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
+  for (int n = 0; n < g.size(); ++n) {
+    dirty_nodes.insert(n);
+    for (int c : g.children(n)) dirty_edges.insert({n, c});
+  }
 }
 
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {

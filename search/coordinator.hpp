@@ -1,5 +1,6 @@
 #pragma once
-// The coordinator: one thread, the only writer of the variant graph and the run store.
+// The coordinator: one thread, the only writer of the variant graph and the run store
+// (whose writes it hands to a StoreWriter thread).
 // It asks the strategy for work whenever a slot frees up, runs agent calls and
 // evaluations on TBB arenas (blocking work never runs on the coordinator), and applies
 // completions one at a time, in arrival order; each applied completion is an event.
@@ -35,6 +36,8 @@ struct SearchParts {
 struct SearchSettings {
   int budget = 40;            // evaluations, the seed kernel included
   int workers = 2;            // trials in flight (each: agent call, then evaluation)
+  int agent_slots = 2;        // of those, in their agent call at once (<= workers)
+  double store_flush_s = 0.5; // path statistics reach the store at most this often
   int compile_slots = 2;      // compiles at once
   int measure_slots = 1;      // measurements at once
   uint64_t seed = 0;
@@ -56,7 +59,7 @@ class Coordinator {
   /// Runs the search to its budget; returns the summary (also written by the store).
   nlohmann::json run();
   /// Continues the run recorded in the store given to the constructor: re-applies its
-  /// event log (the store muted), cancels agent calls that were in flight, evaluates again
+  /// event log (the store writer muted), cancels agent calls that were in flight, evaluates again
   /// the variants whose measurement was lost, then searches on to the budget.
   nlohmann::json resume();
   /// Thread- and signal-safe: finish in-flight work, then stop.

@@ -11,12 +11,13 @@ namespace kmcts::detail {
 
 using State = Coordinator::State;
 
-void persist_path(State& s, VariantGraph& g, std::vector<int> path, int node) {
+// The statistics along the path changed: they reach the store with the next flush (the
+// event log, written at once, is what resume and replay rebuild them from).
+void persist_path(State& s, std::vector<int> path, int node) {
   if (path.empty() || path.back() != node) path.push_back(node);
   for (size_t i = 0; i < path.size(); ++i) {
-    s.store.update_node(g.node(path[i]));
-    if (i > 0)
-      if (const EdgeRecord* e = g.edge(path[i - 1], path[i])) s.store.update_edge_visits(e->parent, e->child, e->visits);
+    s.dirty_nodes.insert(path[i]);
+    if (i > 0) s.dirty_edges.insert({path[i - 1], path[i]});
   }
 }
 
@@ -50,13 +51,20 @@ void start_evaluation(State& s, const Selection& sel, int node, const std::strin
   });
 }
 
+// On the agent's thread: hashing and writing the new source keep the coordinator free.
+void store_source(State& s, AgentDone& done) {
+  if (!done.code.ok) return;
+  done.hash = canonical_hash(done.code.source);
+  s.store.put_source(done.hash, done.code.source);
+}
+
 void start_agents(State& s, VariantGraph& g, Selection sel) {
   sel.trial = ++s.trials;
   s.in_flight++;
   s.agent_stage++;
   s.agent_calls_total++;
   int call = s.agent_calls[sel.node]++;
-  if (sel.kind == Selection::Kind::debug) s.store.update_node(g.node(sel.node));  // its repair count went up
+  if (sel.kind == Selection::Kind::debug) s.dirty_nodes.insert(sel.node);  // its repair count went up
   s.event("select", {{"trial", sel.trial}, {"kind", sel.kind == Selection::Kind::debug ? "debug" : "expand"},
                      {"node", sel.node}, {"path", sel.path}});
   if (s.replaying) return;
@@ -67,9 +75,11 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     auto parents = g.tree_path(sel.node);
     ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
     s.agents.submit([&s, sel, ctx] {
-      AgentDone done{sel, {}, {}, {}, false, {}, 0};
+      AgentDone done;
+      done.selection = sel;
       try {
         done.code = s.parts.debugger->repair(ctx);
+        store_source(s, done);
         done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
       } catch (const std::exception& e) {
         done.error = e.what();
@@ -84,7 +94,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
   ctx.known = s.known;
   s.agents.submit([&s, sel, ctx = std::move(ctx), plan] {
-    AgentDone done{sel, {}, {}, {}, false, {}, 0};
+    AgentDone done;
+    done.selection = sel;
     auto t0 = std::chrono::steady_clock::now();
     try {
       std::optional<Plan> chosen = plan;
@@ -107,6 +118,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
         done.code.usage.completion_tokens += planning.completion_tokens;
         done.code.usage.dollars += planning.dollars;
         done.code.usage.calls += planning.calls;
+        store_source(s, done);
       }
     } catch (const std::exception& e) {
       done.error = e.what();
@@ -135,7 +147,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     return;
   }
   NodeRecord child;
-  child.hash = canonical_hash(d.code.source);
+  child.hash = d.hash.empty() ? canonical_hash(d.code.source) : d.hash;
   child.origin = kind;
   child.meta = d.code.meta;
   child.plan = d.plan.text;
@@ -149,11 +161,10 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   VariantGraph::Added added = g.add_child(sel.node, child, edge);
   if (added.new_node) {
     s.known->add(child.meta);
-    s.sources[child.hash] = d.code.source;
-    s.store.put_source(child.hash, d.code.source);
-    s.store.add_node(g.node(added.node));
+    s.sources[child.hash] = d.code.source;  // its file was written by the agent's thread
+    s.writer.write([n = g.node(added.node)](RunStore& st) { st.add_node(n); });
   }
-  if (added.new_edge) s.store.add_edge(*g.edge(sel.node, added.node));
+  if (added.new_edge) s.writer.write([e = *g.edge(sel.node, added.node)](RunStore& st) { st.add_edge(e); });
   if (added.new_edge && !added.new_node) s.transpositions++;
   s.event("child", {{"trial", sel.trial}, {"parent", sel.node}, {"child", added.node}, {"kind", kind},
                     {"hash", child.hash}, {"meta", d.code.meta}, {"plan", d.plan.text}, {"plan_data", edge.plan_data},
@@ -165,7 +176,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     start_evaluation(s, sel, added.node, d.code.source);
   } else {
     s.in_flight--;
-    persist_path(s, g, sel.path, added.node);
+    persist_path(s, sel.path, added.node);
   }
 }
 
@@ -178,18 +189,22 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   n.verdict = to_string(r.verdict);
   n.speedup = r.ok() ? r.speedup : 0;
   n.median_ns = r.ok() ? r.candidate.median_ns : 0;
+  if (r.ok() && (s.best_node < 0 || n.speedup > g.node(s.best_node).speedup)) s.best_node = d.node;
   if (!r.ok()) {
     s.failures++;
     s.failures_by_verdict[n.verdict]++;
   }
-  s.results[d.node] = r;
+  s.results[d.node] = std::make_shared<const EvalResult>(r);
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
   int64_t seq = s.next_seq();
-  s.store.add_evaluation(EvaluationRecord{d.node, seq, r});
-  s.store.append_event(EventRecord{seq, s.elapsed(), "evaluation",
-                                   {{"trial", d.selection.trial}, {"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
-                                    {"reward", n.reward}, {"message", r.message}}});
-  persist_path(s, g, d.selection.path, d.node);
+  s.writer.write([ev = EvaluationRecord{d.node, seq, r}](RunStore& st) { st.add_evaluation(ev); });
+  s.writer.write([e = EventRecord{seq, s.elapsed(), "evaluation",
+                                  {{"trial", d.selection.trial}, {"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
+                                   {"reward", n.reward}, {"message", r.message}}}](RunStore& st) { st.append_event(e); });
+  NodeRecord measured = n;  // its measurement now, its visit statistics with the path
+  measured.meta = nullptr;
+  s.writer.write([measured = std::move(measured)](RunStore& st) { st.update_node(measured); });
+  persist_path(s, d.selection.path, d.node);
 }
 
 void add_root(State& s, VariantGraph& g) {
@@ -202,7 +217,7 @@ void add_root(State& s, VariantGraph& g) {
   s.known->add(root.meta);
   s.sources[root.hash] = s.problem.seed_source;
   s.store.put_source(root.hash, s.problem.seed_source);
-  s.store.add_node(g.node(0));
+  s.writer.write([n = g.node(0)](RunStore& st) { st.add_node(n); });
   s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
   s.in_flight = 1;
   start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.problem.seed_source);

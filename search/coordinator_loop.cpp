@@ -1,4 +1,6 @@
 // The coordinator's loop: dispatch work into free slots, apply completions in order.
+#include <time.h>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -17,9 +19,15 @@ using State = Coordinator::State;
 
 ProgressState progress_of(const State& s, const VariantGraph& g) {
   ProgressState p{s.evaluations_done, s.settings.budget, 0, -1, s.failures, s.in_flight, s.elapsed()};
-  for (int i = 0; i < g.size(); ++i)
-    if (g.node(i).status == NodeStatus::ok && g.node(i).speedup > p.best_speedup) p.best_speedup = g.node(i).speedup, p.best_node = i;
+  if (s.best_node >= 0) p.best_speedup = g.node(s.best_node).speedup, p.best_node = s.best_node;
   return p;
+}
+
+// CPU time of the calling thread: the coordinator's own cost, whatever else the machine runs.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace
@@ -27,6 +35,7 @@ ProgressState progress_of(const State& s, const VariantGraph& g) {
 namespace {
 
 std::atomic<bool> g_stop{false};
+
 
 nlohmann::json summarize(const State& s, const VariantGraph& g, const std::string& status, const std::string& message) {
   nlohmann::json j = {{"status", status},
@@ -95,9 +104,11 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   State& s = *state_;
   VariantGraph& g = graph_;
   const bool lockstep = s.settings.deterministic;
+  const double cpu_start = thread_cpu_seconds();
   std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;
   while (true) {
+    s.writer.check();  // a failed write stops the run here, with what was committed kept
     if (seed_done && stop_reason.empty()) {
       stop_reason = g_stop.load() ? "interrupted" : budget_reached(s);
     }
@@ -106,7 +117,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     int dispatched = 0;
     while (seed_done && stop_reason.empty() && s.evaluations_started + s.agent_stage < s.settings.budget &&
            (lockstep ? s.in_flight == 0 || (dispatched > 0 && dispatched < s.settings.wave_size)
-                     : s.in_flight < s.settings.workers)) {
+                     : s.in_flight < s.settings.workers && s.agent_stage < s.settings.agent_slots)) {
       auto selection = s.parts.strategy->next(g);
       if (!selection) break;
       start_agents(s, g, *selection);
@@ -114,27 +125,30 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     }
     if (s.in_flight == 0) break;
     s.progress.update(progress_of(s, g));
+    s.writer.end_batch();
     auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
     if (completion) {
       held.push_back(std::move(*completion));
       // Lockstep applies once every outstanding job has reported, in request order.
       if (!lockstep || static_cast<int>(held.size()) == s.in_flight) {
         std::stable_sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return trial_of(a) < trial_of(b); });
-        RunStore::Transaction tx(s.store);
         for (auto& c : held) {
           if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);
           if (auto* e = std::get_if<EvalDone>(&c)) apply_evaluation(s, g, *e);
         }
-        tx.commit();
         held.clear();
+        if (s.elapsed() - s.last_flush >= s.settings.store_flush_s) s.flush(g);
+        s.writer.end_batch();  // the writes of these completions commit together
       }
     }
     if (!seed_done && g.node(0).status != NodeStatus::pending) {
       seed_done = true;
       if (g.node(0).status == NodeStatus::failed) {
+        s.flush(g);
         s.progress.finish();
-        auto summary = summarize(s, g, "failed", "the seed kernel failed: " + s.results.at(0).message);
-        s.store.finish(summary);
+        auto summary = summarize(s, g, "failed", "the seed kernel failed: " + s.results.at(0)->message);
+        s.writer.write([summary](RunStore& st) { st.finish(summary); });
+        s.writer.sync();
         return summary;
       }
     }
@@ -143,9 +157,12 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   s.progress.finish();
   std::string status = stop_reason == "interrupted" ? "interrupted" : "completed";
   if (stop_reason.empty() && s.evaluations_started < s.settings.budget) stop_reason = "search space exhausted before the budget";
+  s.flush(g);
   auto summary = summarize(s, g, status, stop_reason);
+  summary["coordinator_cpu_seconds"] = thread_cpu_seconds() - cpu_start;
   s.event("finished", {{"status", status}, {"reason", stop_reason}});
-  s.store.finish(summary);
+  s.writer.write([summary](RunStore& st) { st.finish(summary); });
+  s.writer.sync();
   return summary;
 }
 

@@ -2,12 +2,13 @@
 // Internals of the coordinator shared by its two source files (dispatch and apply).
 #include <deque>
 #include <map>
+#include <set>
 #include <variant>
-
 
 #include "search/completion_queue.hpp"
 #include "search/coordinator.hpp"
 #include "search/progress.hpp"
+#include "search/store_writer.hpp"
 #include "search/worker_pool.hpp"
 
 namespace kmcts::detail {
@@ -20,6 +21,7 @@ struct AgentDone {
   bool exhausted = false;         // the planner had nothing left for this node
   std::string error;
   double seconds = 0;
+  std::string hash;  // canonical hash of code.source, computed off the coordinator (or empty)
 };
 
 struct EvalDone {
@@ -40,7 +42,8 @@ struct Coordinator::State {
   const Problem& problem;
   SearchSettings settings;
   SearchParts parts;
-  RunStore& store;
+  RunStore& store;        // read directly; written only through `writer`
+  StoreWriter writer;     // the run store's writer thread (declared after store)
   // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
   // measurements (one per device); a compile never holds a measurement slot.
   ThreadBudget threads;
@@ -51,7 +54,7 @@ struct Coordinator::State {
 
   std::map<std::string, std::string> sources;  // hash -> source
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
-  std::map<int, EvalResult> results;           // node -> evaluation
+  std::map<int, std::shared_ptr<const EvalResult>> results;  // node -> evaluation
   std::map<int, std::deque<Plan>> queued_plans;
   std::map<int, int> agent_calls;              // per node, keys the agents' RNG
   int64_t seq = 0;
@@ -63,7 +66,12 @@ struct Coordinator::State {
   int failures = 0;
   int agent_calls_total = 0;
   int transpositions = 0;
+  int best_node = -1;      // the fastest variant measured so far
   std::map<std::string, int> failures_by_verdict;
+  // Nodes and edges whose visit statistics changed since the last flush to the store.
+  std::set<int> dirty_nodes;
+  std::set<std::pair<int, int>> dirty_edges;
+  double last_flush = 0;
   AgentUsage usage;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   Progress progress;
@@ -73,6 +81,10 @@ struct Coordinator::State {
   int64_t next_seq() { return ++seq; }
   void event(const std::string& kind, nlohmann::json payload);
   NodeView view(const VariantGraph& g, int id) const;
+  /// Queues the writes of the dirty nodes and edges.
+  void flush(const VariantGraph& g);
+  /// Marks every node and edge dirty (after a resume re-applied a muted event log).
+  void mark_all_dirty(const VariantGraph& g);
 };
 
 }  // namespace kmcts

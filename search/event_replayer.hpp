@@ -2,7 +2,7 @@
 // Feeds a recorded event log through the coordinator's own apply code: each recorded
 // selection is asked of the strategy again (and must match), recorded agent outcomes and
 // stored measurements are applied as completions. Shared by `kmcts replay` (into a scratch
-// store, then compared) and `kmcts resume` (into the live state, with the store muted).
+// store, then compared) and `kmcts resume` (into the live state, with the store writer muted).
 #include <map>
 #include <set>
 #include <string>

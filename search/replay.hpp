@@ -14,6 +14,10 @@ struct ReplayReport {
   int nodes = 0;
   int edges = 0;
   std::string mismatch;  // the first difference, naming the event and the field
+  /// False for a run that never finished (killed, or still going): its stored visit counts
+  /// and values may lag the event log by up to search.store_flush_s, so only the graph's
+  /// shape, statuses and rewards are compared (`kmcts resume` brings them up to date).
+  bool statistics_compared = true;
 };
 
 /// Throws InputError if RUN_DIR is not a run store or predates replayable logs.

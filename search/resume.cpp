@@ -12,19 +12,20 @@ nlohmann::json Coordinator::resume() {
   State& s = *state_;
   VariantGraph& g = graph_;
   auto events = s.store.events();
-  s.store.set_muted(true);  // everything re-applied below is already stored
+  s.writer.set_muted(true);  // everything re-applied below is already stored
   s.replaying = true;
   detail::EventReplayer replayer(s, g, s.store);
   for (const auto& e : events) {
     std::string mismatch = replayer.apply(e);
     if (!mismatch.empty()) {
-      s.store.set_muted(false);
+      s.writer.set_muted(false);
       throw RunError(fmt::format("cannot resume {}: event {} ({}): {}", s.store.dir().string(), e.seq, e.kind, mismatch));
     }
   }
-  s.store.set_muted(false);
+  s.writer.set_muted(false);
   s.replaying = false;
-  RunStore::Transaction tx(s.store);
+  s.mark_all_dirty(g);  // the stored statistics may predate the last recorded events
+  s.flush(g);
   auto open_trials = replayer.open_agent_trials();
   std::vector<int> lost;  // variants created whose measurement never came back
   for (int n = 0; n < g.size(); ++n)
@@ -37,7 +38,7 @@ nlohmann::json Coordinator::resume() {
     cancelled.error = "cancelled: the run stopped before the agents answered";
     detail::apply_agent(s, g, cancelled);
   }
-  tx.commit();
+  s.writer.end_batch();
   for (int n : lost) {
     if (n == 0) s.in_flight = std::max(s.in_flight, 1);  // the seed's evaluation is no trial
     detail::start_evaluation(s, replayer.selection_of(n), n, s.sources.at(g.node(n).hash), /*count=*/false);
@@ -54,6 +55,7 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   config.merge(store->config(), (request.run_dir / "config.json").string());
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
   if (request.workers) config.set_value("search.workers", *request.workers, "--workers");
+  if (request.budget || request.workers) store->update_config(config.to_json());
   std::filesystem::path problem_dir = store->run_info().value("problem_dir", "");
   Problem problem = load_problem(problem_dir);
   auto nodes = store->nodes();

@@ -58,13 +58,11 @@ CREATE TABLE evaluations (
   cand_cv REAL NOT NULL, cand_rse_median REAL NOT NULL,
   ref_n INTEGER NOT NULL, ref_median_ns REAL NOT NULL, ref_q1_ns REAL NOT NULL,
   ref_q3_ns REAL NOT NULL, ref_min_ns REAL NOT NULL, ref_mean_ns REAL NOT NULL,
-  ref_cv REAL NOT NULL, ref_rse_median REAL NOT NULL);
+  ref_cv REAL NOT NULL, ref_rse_median REAL NOT NULL,
+  -- every raw sample, in nanoseconds, as a JSON array (one row per evaluation keeps the
+  -- write cheap; SQL reads them with json_each)
+  cand_samples_ns TEXT NOT NULL, ref_samples_ns TEXT NOT NULL);
 CREATE INDEX evaluations_by_node ON evaluations(node);
-CREATE TABLE samples (
-  eval_id INTEGER NOT NULL REFERENCES evaluations(id),
-  which TEXT NOT NULL CHECK (which IN ('candidate', 'reference')),
-  idx INTEGER NOT NULL, ns REAL NOT NULL,
-  PRIMARY KEY (eval_id, which, idx)) WITHOUT ROWID;
 CREATE TABLE events (
   seq INTEGER PRIMARY KEY, time_s REAL NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL);
 )sql";
@@ -135,7 +133,7 @@ namespace {
 // Per-connection settings. WAL lets `kmcts show` read while the run writes; synchronous=NORMAL
 // in WAL mode loses nothing when the process dies (only on power loss), and commits stay cheap.
 void configure_connection(detail::Database& db) {
-  db.exec("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL;");
+  db.exec("PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000; PRAGMA synchronous = NORMAL; PRAGMA temp_store = MEMORY;");
 }
 
 int64_t pragma_int(detail::Database& db, const char* name) {
@@ -234,10 +232,7 @@ void RunStore::Transaction::commit() {
 
 // --- writes ---------------------------------------------------------------------------------
 
-void RunStore::set_muted(bool muted) { impl_->muted = muted; }
-
 void RunStore::put_source(const std::string& hash, const std::string& source) {
-  if (impl_->muted) return;
   detail::check_hash(hash);
   const fs::path path = impl_->dir / "sources" / (hash + ".cpp");
   if (fs::exists(path)) return;  // content-addressed: same hash, same text
@@ -245,7 +240,6 @@ void RunStore::put_source(const std::string& hash, const std::string& source) {
 }
 
 void RunStore::add_node(const NodeRecord& n) {
-  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->insert_node;
   st.bind(1, n.id).bind(2, n.hash).bind(3, to_string(n.status)).bind(4, n.verdict);
@@ -257,12 +251,11 @@ void RunStore::add_node(const NodeRecord& n) {
 }
 
 void RunStore::update_node(const NodeRecord& n) {
-  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->update_node;
   st.bind(1, to_string(n.status)).bind(2, n.verdict).bind(3, n.speedup).bind(4, n.median_ns);
   st.bind(5, n.reward).bind(6, n.visits).bind(7, n.value_sum).bind(8, n.debug_attempts);
-  st.bind(9, n.meta.dump()).bind(10, n.id);
+  st.bind(9, n.id);
   st.run();
   if (impl_->db.changes() != 1)
     throw RunError("update of unknown node #" + std::to_string(n.id) + " in " +
@@ -271,7 +264,6 @@ void RunStore::update_node(const NodeRecord& n) {
 }
 
 void RunStore::add_edge(const EdgeRecord& e) {
-  if (impl_->muted) return;
   Transaction tx(*this);
   auto& st = impl_->insert_edge;
   st.bind(1, e.parent).bind(2, e.child).bind(3, to_string(e.kind)).bind(4, e.plan);
@@ -281,7 +273,6 @@ void RunStore::add_edge(const EdgeRecord& e) {
 }
 
 void RunStore::update_edge_visits(int parent, int child, int visits) {
-  if (impl_->muted) return;
   Transaction tx(*this);
   impl_->update_edge.bind(1, visits).bind(2, parent).bind(3, child).run();
   if (impl_->db.changes() != 1)
@@ -302,7 +293,6 @@ void bind_stats(detail::Statement& st, int first, const TimingStats& t) {
 }  // namespace
 
 int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
-  if (impl_->muted) return 0;
   const EvalResult& r = ev.result;
   std::string log_file;
   if (r.log.size() > kInlineLogBytes) {
@@ -322,29 +312,28 @@ int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
   }
   bind_stats(st, 12, r.candidate);
   bind_stats(st, 20, r.reference);
+  st.bind(28, json(r.candidate.samples_ns).dump()).bind(29, json(r.reference.samples_ns).dump());
   st.run();
   const int64_t id = impl_->db.last_insert_rowid();
-  auto& sample = impl_->insert_sample;
-  for (const auto& [which, stats] : {std::pair{"candidate", &r.candidate},
-                                     std::pair{"reference", &r.reference}}) {
-    for (size_t i = 0; i < stats->samples_ns.size(); ++i)
-      sample.bind(1, id).bind(2, which).bind(3, static_cast<int64_t>(i))
-          .bind(4, stats->samples_ns[i]).run();
-  }
   tx.commit();
   return id;
 }
 
 void RunStore::append_event(const EventRecord& e) {
-  if (impl_->muted) return;
   Transaction tx(*this);
   impl_->insert_event.bind(1, e.seq).bind(2, e.time_s).bind(3, e.kind)
       .bind(4, e.payload.dump()).run();
   tx.commit();
 }
 
+void RunStore::update_config(const json& effective_config) {
+  Transaction tx(*this);
+  impl_->db.prepare("UPDATE run SET config=? WHERE id=1").bind(1, effective_config.dump()).run();
+  write_file_atomic(impl_->dir / "config.json", effective_config.dump(2) + "\n");
+  tx.commit();
+}
+
 void RunStore::finish(const json& summary) {
-  if (impl_->muted) return;
   const std::string status =
       summary.contains("status") && summary["status"].is_string() ? summary["status"].get<std::string>()
                                                                   : "completed";

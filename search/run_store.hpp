@@ -7,8 +7,8 @@
 //   RUN_DIR/sources/<hash>.cpp   kernel sources, named by canonical hash
 //   RUN_DIR/logs/<sha256>.log    large evaluation logs, named by content hash
 //
-// One RunStore per run directory; writes come from one thread (the coordinator). Every write
-// is atomic on its own; wrap several in a RunStore::Transaction to commit them together (and
+// One RunStore per run directory; writes come from one thread (during a search, the
+// StoreWriter's; put_source from any). Every write is atomic on its own; wrap several in a RunStore::Transaction to commit them together (and
 // faster). SQLite runs in WAL mode, so `kmcts show` can read a run that is still going.
 #include <filesystem>
 #include <memory>
@@ -25,7 +25,7 @@ namespace kmcts {
 class RunStore {
  public:
   /// Version of the SQLite schema; open() refuses any other.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;  // 2: raw samples as JSON arrays in evaluations
 
   /// Creates RUN_DIR (and parents), run.sqlite, sources/, logs/ and config.json.
   /// Throws InputError if RUN_DIR already holds a run, RunError if anything cannot be written.
@@ -57,20 +57,22 @@ class RunStore {
   };
 
   // --- writes -----------------------------------------------------------------------------
-  /// Writes sources/<hash>.cpp once (temp file + rename); a second call is a no-op.
-  /// While muted every write below is dropped: `kmcts resume` re-applies the recorded
-  /// events through the live code, and what they would write is already stored.
-  void set_muted(bool muted);
+  /// Writes sources/<hash>.cpp once (temp file + rename); a second call is a no-op. Unlike
+  /// the other writes, safe to call from any thread (it touches only files).
   void put_source(const std::string& hash, const std::string& source);
   void add_node(const NodeRecord& node);
   /// Updates the mutable fields: status, verdict, speedup, median, reward, visits, value_sum,
-  /// debug_attempts, meta. Throws RunError for an unknown node id.
+  /// debug_attempts (hash, origin, depth, meta and plan are fixed at add_node). Throws
+  /// RunError for an unknown node id.
   void update_node(const NodeRecord& node);
   void add_edge(const EdgeRecord& edge);
   void update_edge_visits(int parent, int child, int visits);
   /// Stores the result with every raw sample; returns the evaluation id (1, 2, ...).
   int64_t add_evaluation(const EvaluationRecord& evaluation);
   void append_event(const EventRecord& event);
+  /// Replaces the effective config (the table and config.json): `kmcts resume --budget`
+  /// continues a run under changed settings, and later readers must see them.
+  void update_config(const nlohmann::json& effective_config);
   /// Writes summary.json and marks the run ended with summary["status"] (default "completed").
   void finish(const nlohmann::json& summary);
 

@@ -22,7 +22,7 @@ namespace {
 
 // The 8 statistics columns of one kernel starting at column `first` (see bind_stats in
 // run_store.cpp). Column `first` is the sample count, which only SQL users need: the samples
-// themselves come from the samples table when asked for.
+// themselves are a JSON array column, read when asked for.
 TimingStats read_stats(const detail::Statement& st, int first) {
   TimingStats t;
   t.median_ns = st.real(first + 1);
@@ -113,9 +113,8 @@ std::vector<EvaluationRecord> RunStore::evaluations(bool with_samples) const {
                   "compile_cached, details, log, log_file, ") +
       "cand_n, cand_median_ns, cand_q1_ns, cand_q3_ns, cand_min_ns, cand_mean_ns, cand_cv, "
       "cand_rse_median, ref_n, ref_median_ns, ref_q1_ns, ref_q3_ns, ref_min_ns, ref_mean_ns, "
-      "ref_cv, ref_rse_median FROM evaluations ORDER BY id");
+      "ref_cv, ref_rse_median, cand_samples_ns, ref_samples_ns FROM evaluations ORDER BY id");
   std::vector<EvaluationRecord> out;
-  std::map<int64_t, size_t> index_of_id;
   while (st.step()) {
     EvaluationRecord ev;
     ev.node = st.integer(1);
@@ -131,18 +130,11 @@ std::vector<EvaluationRecord> RunStore::evaluations(bool with_samples) const {
     r.log = st.is_null(11) ? st.text(10) : read_file(impl_->dir / st.text(11));
     r.candidate = read_stats(st, 12);
     r.reference = read_stats(st, 20);
-    index_of_id[st.int64(0)] = out.size();
+    if (with_samples) {
+      r.candidate.samples_ns = parse_stored_json(st.text(28), impl_->db.file(), "candidate samples").get<std::vector<double>>();
+      r.reference.samples_ns = parse_stored_json(st.text(29), impl_->db.file(), "reference samples").get<std::vector<double>>();
+    }
     out.push_back(std::move(ev));
-  }
-  if (!with_samples || out.empty()) return out;
-  // Rows come sorted by the primary key, so each vector is filled in index order. Samples of
-  // evaluations added after the first query (a concurrent writer) are skipped.
-  auto samples = impl_->db.prepare("SELECT eval_id, which, ns FROM samples ORDER BY eval_id, which, idx");
-  while (samples.step()) {
-    auto it = index_of_id.find(samples.int64(0));
-    if (it == index_of_id.end()) continue;
-    EvalResult& r = out[it->second].result;
-    (samples.text(1) == "candidate" ? r.candidate : r.reference).samples_ns.push_back(samples.real(2));
   }
   return out;
 }

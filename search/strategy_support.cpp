@@ -15,11 +15,6 @@ CommonStrategySettings CommonStrategySettings::from_config(const Config& c) {
 JobLedger::JobLedger(int max_debug_attempts, int max_expansion_attempts)
     : max_debug_attempts_(max_debug_attempts), max_expansion_attempts_(max_expansion_attempts) {}
 
-int JobLedger::count(const std::map<int, int>& m, int key) {
-  auto it = m.find(key);
-  return it == m.end() ? 0 : it->second;
-}
-
 bool JobLedger::has_capacity(const VariantGraph& graph, int node, int cap) const {
   if (closed(node)) return false;
   return expand_children(graph, node) + pending_expansions(node) < cap;
@@ -27,13 +22,12 @@ bool JobLedger::has_capacity(const VariantGraph& graph, int node, int cap) const
 
 void JobLedger::start(const Selection& s) {
   jobs_in_flight_++;
-  for (int n : s.path) pending_visits_[n]++;
+  for (int n : s.path) pending_visits_.at(n)++;
 }
 
 void JobLedger::finish(const Selection& s) {
   jobs_in_flight_--;
-  for (int n : s.path)
-    if (--pending_visits_[n] == 0) pending_visits_.erase(n);
+  for (int n : s.path) pending_visits_.at(n)--;
 }
 
 std::optional<Selection> JobLedger::start_debug(VariantGraph& graph) {
@@ -52,16 +46,16 @@ Selection JobLedger::start_expand(std::vector<int> path) {
   Selection s;
   s.node = path.back();
   s.path = std::move(path);
-  pending_expansions_[s.node]++;
-  expansion_attempts_[s.node]++;
+  pending_expansions_.at(s.node)++;
+  expansion_attempts_.at(s.node)++;
   start(s);
   return s;
 }
 
 void JobLedger::note_attempt_over(const Selection& s, bool exhausted) {
   if (s.kind != Selection::Kind::expand) return;
-  pending_expansions_[s.node]--;
-  if (exhausted || expansion_attempts_[s.node] >= max_expansion_attempts_) closed_.insert(s.node);
+  pending_expansions_.at(s.node)--;
+  if (exhausted || expansion_attempts_.get(s.node) >= max_expansion_attempts_) closed_.at(s.node) = 1;
 }
 
 void JobLedger::expansion_failed(const Selection& s, bool exhausted) {
@@ -81,7 +75,7 @@ void JobLedger::child(VariantGraph& graph, const Selection& s, int child, bool a
     c.debug_attempts = std::max(c.debug_attempts, graph.node(s.node).debug_attempts);
   }
   if (awaiting_evaluation) {
-    pending_visits_[child]++;  // the job now runs through the child too
+    pending_visits_.at(child)++;  // the job now runs through the child too
     return;
   }
   // A transposition: the child's known reward is one more sample along this path.
@@ -100,7 +94,7 @@ void JobLedger::evaluated(VariantGraph& graph, const Selection& s, int node, dou
   backup_mean(graph, path, reward);
   if (!s.path.empty()) {  // the root's evaluation is no job of ours
     finish(s);
-    if (--pending_visits_[node] == 0) pending_visits_.erase(node);
+    pending_visits_.at(node)--;
   }
   const NodeRecord& n = graph.node(node);
   if (n.status == NodeStatus::failed && n.debug_attempts < max_debug_attempts_) debug_queue_.push_back(node);

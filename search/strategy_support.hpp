@@ -26,6 +26,19 @@ struct CommonStrategySettings {
   static CommonStrategySettings from_config(const Config& c);
 };
 
+/// A count per node id, dense (ids are 0, 1, 2, ...): O(1) where a map would be O(log N).
+class NodeCounts {
+ public:
+  int get(int node) const { return node >= 0 && node < static_cast<int>(v_.size()) ? v_[node] : 0; }
+  int& at(int node) {
+    if (node >= static_cast<int>(v_.size())) v_.resize(static_cast<size_t>(node) + 1 + v_.size() / 2, 0);
+    return v_[node];
+  }
+
+ private:
+  std::vector<int> v_;
+};
+
 class JobLedger {
  public:
   /// `max_debug_attempts`: repairs per lineage of failed variants. `max_expansion_attempts`:
@@ -44,15 +57,14 @@ class JobLedger {
 
   /// Expand children of `node` plus expansions in flight, against `cap`; closed nodes have none.
   bool has_capacity(const VariantGraph& graph, int node, int cap) const;
-  bool closed(int node) const { return closed_.count(node) != 0; }
-  int pending_expansions(int node) const { return count(pending_expansions_, node); }
-  int pending_visits(int node) const { return count(pending_visits_, node); }
+  bool closed(int node) const { return closed_.get(node) != 0; }
+  int pending_expansions(int node) const { return pending_expansions_.get(node); }
+  int pending_visits(int node) const { return pending_visits_.get(node); }
   /// Jobs handed out and not yet finished (an agent call, or its child's evaluation).
   int jobs_in_flight() const { return jobs_in_flight_; }
   bool debug_waiting() const { return !debug_queue_.empty(); }
 
  private:
-  static int count(const std::map<int, int>& m, int key);
   void start(const Selection& s);
   void finish(const Selection& s);  // the job is over: drop its pending marks
   void note_attempt_over(const Selection& s, bool exhausted);
@@ -60,10 +72,10 @@ class JobLedger {
   int max_debug_attempts_;
   int max_expansion_attempts_;
   int jobs_in_flight_ = 0;
-  std::map<int, int> pending_visits_;      // jobs in flight through each node
-  std::map<int, int> pending_expansions_;  // expansions in flight at each node
-  std::map<int, int> expansion_attempts_;
-  std::set<int> closed_;                   // no more plans here
+  NodeCounts pending_visits_;      // jobs in flight through each node
+  NodeCounts pending_expansions_;  // expansions in flight at each node
+  NodeCounts expansion_attempts_;
+  NodeCounts closed_;              // 1: no more plans here
   std::map<int, std::vector<int>> paths_;  // first selection path that reached each node
   std::deque<int> debug_queue_;
 };

@@ -13,6 +13,7 @@ namespace kmcts::bench {
 struct ScalingOptions {
   std::vector<int> nodes{1000, 3000, 10000};  // evaluation budgets; each new node is one evaluation
   double max_seconds = 150;              // per size: search.max_wall_s, so a slow size still reports
+  int workers = 1;                       // trials in flight
   fs::path problem;
 };
 

@@ -16,16 +16,20 @@ namespace {
 struct Case {
   std::string name;
   double agent_min_s, agent_max_s, compile_s, measure_s;  // simulated (unscaled) seconds
-  int workers, compile_slots, measure_slots;
+  int agent_slots, workers, compile_slots, measure_slots;  // workers = trials in flight
 };
 
-// Measurement-bound cases have enough workers that agents (and compiles) outpace the
-// measurement slots; agent-bound ones have too few workers for the agents' latency.
+// Measurement-bound cases have enough agent slots that agents (and compiles) outpace the
+// measurement slots; agent-bound ones have too few agent slots for the agents' latency.
+// Agent-bound cases run twice: with search.agent_slots below search.workers (an agent slot
+// frees as soon as its call returns) and with them equal (a trial keeps its slot through
+// compile and measurement: the conservative default, sequential with one worker).
 const std::vector<Case> kCases = {
-    {"measure-bound, 1 slot", 1, 20, 2, 0.5, 48, 8, 1},
-    {"measure-bound, 2 slots", 1, 20, 2, 0.5, 96, 16, 2},
-    {"agent-bound, 1-20 s agents", 1, 20, 2, 0.5, 8, 8, 1},
-    {"agent-bound, 10 s agents", 10, 10, 2, 0.5, 8, 8, 1},
+    {"measure-bound, 1 slot", 1, 20, 2, 0.5, 48, 48, 8, 1},
+    {"measure-bound, 2 slots", 1, 20, 2, 0.5, 96, 96, 16, 2},
+    {"agent-bound, 1-20 s agents", 1, 20, 2, 0.5, 8, 16, 8, 1},
+    {"agent-bound, 10 s agents", 10, 10, 2, 0.5, 8, 16, 8, 1},
+    {"agent-bound, 10 s agents, agent slots = workers", 10, 10, 2, 0.5, 8, 8, 8, 1},
 };
 
 }  // namespace
@@ -33,8 +37,8 @@ const std::vector<Case> kCases = {
 nlohmann::json run_pipeline(const PipelineOptions& options, double time_scale, const Scratch& scratch) {
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
-      "| case | workers | compile slots | measure slots | agent s | compile s | measure s | ideal/s | trial-bound/s | "
-      "measured/s | measured/ideal | measured/trial-bound |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| case | agent slots | workers (trials) | compile slots | measure slots | agent s | compile s | measure s | "
+      "ideal/s | measured/s | measured/ideal |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   const double k = time_scale;
   for (const Case& c : kCases) {
     fmt::print(stderr, "pipeline (scale {:g}): {} ...\n", k, c.name);
@@ -51,6 +55,7 @@ nlohmann::json run_pipeline(const PipelineOptions& options, double time_scale, c
     r.config.set_value("evaluator.synthetic.compile_latency_ms", 1000 * k * c.compile_s, "bench");
     r.config.set_value("evaluator.synthetic.latency_ms", 1000 * k * c.measure_s, "bench");
     r.config.set_value("search.workers", c.workers, "bench");
+    r.config.set_value("search.agent_slots", c.agent_slots, "bench");
     r.config.set_value("search.compile_slots", c.compile_slots, "bench");
     r.config.set_value("search.measure_slots", c.measure_slots, "bench");
     r.config.set_value("search.budget", options.evaluations, "bench");
@@ -65,23 +70,20 @@ nlohmann::json run_pipeline(const PipelineOptions& options, double time_scale, c
     const double agent_s = (c.agent_min_s + c.agent_max_s) / 2;
     // The ideal: agent slots over agent latency, or measurement slots over
     // measurement time, whichever is lower (in simulated evaluations per second).
-    const double ideal = std::min(c.workers / agent_s, c.measure_slots / c.measure_s);
-    // A worker slot is a trial in flight: it stays taken through compile and measurement,
-    // so the agents' side really delivers workers / (agent + compile + measure).
-    const double trial_bound = std::min(c.workers / (agent_s + c.compile_s + c.measure_s), c.measure_slots / c.measure_s);
+    const double ideal = std::min(c.agent_slots / agent_s, c.measure_slots / c.measure_s);
     double measured = 0;
     if (times.size() >= 10) {
       size_t a = times.size() / 10, b = times.size() * 9 / 10;
       measured = k * static_cast<double>(b - a) / (times[b] - times[a]);  // back to simulated time
     }
     const double whole = k * static_cast<double>(times.size()) / summary.value("wall_seconds", 1.0);
-    table += fmt::format("| {} | {} | {} | {} | {:g}-{:g} | {:g} | {:g} | {:.2f} | {:.2f} | {:.2f} | {:.3f} | {:.3f} |\n",
-                         c.name, c.workers, c.compile_slots, c.measure_slots, c.agent_min_s, c.agent_max_s, c.compile_s,
-                         c.measure_s, ideal, trial_bound, measured, measured / ideal, measured / trial_bound);
-    rows.push_back({{"case", c.name}, {"workers", c.workers}, {"compile_slots", c.compile_slots},
+    table += fmt::format("| {} | {} | {} | {} | {} | {:g}-{:g} | {:g} | {:g} | {:.2f} | {:.2f} | {:.3f} |\n",
+                         c.name, c.agent_slots, c.workers, c.compile_slots, c.measure_slots, c.agent_min_s, c.agent_max_s,
+                         c.compile_s, c.measure_s, ideal, measured, measured / ideal);
+    rows.push_back({{"case", c.name}, {"agent_slots", c.agent_slots}, {"workers", c.workers}, {"compile_slots", c.compile_slots},
                     {"measure_slots", c.measure_slots}, {"agent_s", {c.agent_min_s, c.agent_max_s}},
                     {"compile_s", c.compile_s}, {"measure_s", c.measure_s}, {"ideal_per_s", ideal},
-                    {"trial_bound_per_s", trial_bound}, {"measured_per_s", measured},
+                    {"measured_per_s", measured},
                     {"whole_run_per_s", whole}, {"evaluations", summary.value("evaluations", 0)},
                     {"wall_s", summary.value("wall_seconds", 0.0)}, {"utilization", measured / ideal}});
   }

@@ -29,7 +29,6 @@ nlohmann::json parse_stored_json(const std::string& text, const std::filesystem:
 }  // namespace detail
 
 struct RunStore::Impl {
-  bool muted = false;  // writes are dropped (resume re-applies what is already stored)
   Impl(std::filesystem::path d, int flags) : dir(std::move(d)), db(dir / "run.sqlite", flags) {}
 
   void prepare_statements() {
@@ -37,7 +36,7 @@ struct RunStore::Impl {
                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     update_node = db.prepare(
         "UPDATE nodes SET status=?, verdict=?, speedup=?, median_ns=?, reward=?, visits=?, "
-        "value_sum=?, debug_attempts=?, meta=? WHERE id=?");
+        "value_sum=?, debug_attempts=? WHERE id=?");
     insert_edge = db.prepare(
         "INSERT INTO edges (parent, child, kind, plan, plan_data, transposition, visits, seq) "
         "VALUES (?,?,?,?,?,?,?,?)");
@@ -46,9 +45,8 @@ struct RunStore::Impl {
         "INSERT INTO evaluations (node, seq, verdict, message, speedup, compile_seconds, "
         "run_seconds, compile_cached, details, log, log_file, cand_n, cand_median_ns, "
         "cand_q1_ns, cand_q3_ns, cand_min_ns, cand_mean_ns, cand_cv, cand_rse_median, ref_n, "
-        "ref_median_ns, ref_q1_ns, ref_q3_ns, ref_min_ns, ref_mean_ns, ref_cv, ref_rse_median) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    insert_sample = db.prepare("INSERT INTO samples (eval_id, which, idx, ns) VALUES (?,?,?,?)");
+        "ref_median_ns, ref_q1_ns, ref_q3_ns, ref_min_ns, ref_mean_ns, ref_cv, ref_rse_median, cand_samples_ns, ref_samples_ns) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
     insert_event = db.prepare("INSERT INTO events (seq, time_s, kind, payload) VALUES (?,?,?,?)");
     savepoint = db.prepare("SAVEPOINT kmcts");
     release = db.prepare("RELEASE kmcts");
@@ -59,7 +57,7 @@ struct RunStore::Impl {
   detail::Database db;
   int depth = 0;  // open savepoints
   detail::Statement insert_node, update_node, insert_edge, update_edge, insert_evaluation,
-      insert_sample, insert_event, savepoint, release, rollback_to;
+      insert_event, savepoint, release, rollback_to;
 };
 
 }  // namespace kmcts

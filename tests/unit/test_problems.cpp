@@ -97,7 +97,7 @@ TEST_CASE("problems: matmul's COLS = 128 is the planted compile failure, and the
   EvalResult compile_error;
   compile_error.verdict = Verdict::compile_error;
   compile_error.message = "kernel.cpp:23:24: error: static assertion failed: COLS must divide N (192)";
-  d.failed.result = compile_error;
+  d.failed.result = std::make_shared<const EvalResult>(compile_error);
   CodeResult fixed = DebuggerRegistry::instance().create("debugger", "rule", config)->repair(d);
   REQUIRE(fixed.ok);
   CHECK(fixed.meta.at("reverted") == "COLS");

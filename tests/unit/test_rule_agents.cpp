@@ -2,9 +2,11 @@
 // and skips tried points; the coder renders them; the debugger reverts the culprit.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
+#include "agents/known_variants.hpp"
 #include "agents/roles.hpp"
 #include "core/space.hpp"
 
@@ -239,7 +241,7 @@ TEST_CASE("rule debugger: reverts the parameter the failure names, keeps the oth
   d.problem = &p;
   d.parent = node(1, {{"TILE", 16}, {"UNROLL", 2}, {"ORDER", "ijk"}});
   d.failed = node(2, {{"TILE", 32}, {"UNROLL", 4}, {"ORDER", "ijk"}});
-  d.failed.result = failure(Verdict::compile_error, "static assertion failed: UNROLL must divide the row length");
+  d.failed.result = std::make_shared<const EvalResult>(failure(Verdict::compile_error, "static assertion failed: UNROLL must divide the row length"));
   d.rng = CounterRng(1, 2);
   CodeResult r = debugger->repair(d);
   REQUIRE(r.ok);
@@ -248,7 +250,7 @@ TEST_CASE("rule debugger: reverts the parameter the failure names, keeps the oth
   CHECK(r.source.find("TILE = 32") != std::string::npos);
 
   // "UNROLL_X" is not UNROLL: only whole words count as evidence.
-  d.failed.result = failure(Verdict::compile_error, "error", "note: TILE too large for UNROLL_X");
+  d.failed.result = std::make_shared<const EvalResult>(failure(Verdict::compile_error, "error", "note: TILE too large for UNROLL_X"));
   CHECK(debugger->repair(d).meta.at("reverted") == "TILE");
 
   // Second attempt on the same failure tries the other explanation.
@@ -264,7 +266,7 @@ TEST_CASE("rule debugger: without evidence, reverts the larger jump; ties use th
   d.problem = &p;
   d.parent = node(1, {{"TILE", 8}, {"UNROLL", 1}, {"ORDER", "ijk"}});
   d.failed = node(2, {{"TILE", 64}, {"UNROLL", 2}, {"ORDER", "ijk"}});  // TILE moved 3, UNROLL 1
-  d.failed.result = failure(Verdict::wrong_answer, "max abs error 3.2 at index 17");
+  d.failed.result = std::make_shared<const EvalResult>(failure(Verdict::wrong_answer, "max abs error 3.2 at index 17"));
   CodeResult r = debugger->repair(d);
   REQUIRE(r.ok);
   CHECK(r.meta.at("reverted") == "TILE");
@@ -273,7 +275,7 @@ TEST_CASE("rule debugger: without evidence, reverts the larger jump; ties use th
   // A tie (both moved one step): the rng picks, deterministically per key.
   d.parent = node(1, {{"TILE", 16}, {"UNROLL", 2}, {"ORDER", "ijk"}});
   d.failed = node(2, {{"TILE", 32}, {"UNROLL", 2}, {"ORDER", "ikj"}});
-  d.failed.result = failure(Verdict::crash, "signal 11");
+  d.failed.result = std::make_shared<const EvalResult>(failure(Verdict::crash, "signal 11"));
   std::set<std::string> reverted;
   for (uint64_t key = 0; key < 16; ++key) {
     d.rng = CounterRng(5, key);
@@ -291,11 +293,45 @@ TEST_CASE("rule debugger: one changed parameter leaves nothing to revert") {
   d.problem = &p;
   d.parent = node(1, {{"TILE", 16}, {"UNROLL", 2}, {"ORDER", "ijk"}});
   d.failed = node(2, {{"TILE", 32}, {"UNROLL", 2}, {"ORDER", "ijk"}});
-  d.failed.result = failure(Verdict::timeout, "timed out");
+  d.failed.result = std::make_shared<const EvalResult>(failure(Verdict::timeout, "timed out"));
   CodeResult r = DebuggerRegistry::instance().create("debugger", "rule", config)->repair(d);
   CHECK_FALSE(r.ok);
   CHECK(r.error.find("nothing to revert") != std::string::npos);
   CHECK(r.error.find("TILE") != std::string::npos);
+}
+
+TEST_CASE("sweep planner: every valid point once, in order, skipping known points; then exhaustion") {
+  Problem p = tiny_problem();
+  auto planner = PlannerRegistry::instance().create("planner", "sweep", Config());
+  auto known = std::make_shared<KnownVariants>();
+  known->add(p.seed_meta);  // the seed's point is in the graph already
+  std::vector<SpacePoint> seen;
+  for (int call = 0; call < 100; ++call) {
+    PlanContext c = context_for(p, 3, static_cast<uint64_t>(call));
+    c.parent = node(call, json{{"TILE", 64}, {"UNROLL", 1}, {"ORDER", "ikj"}});  // plans ignore the parent
+    c.known = known;
+    PlanResult r = planner->propose(c);
+    if (r.plans.empty()) {
+      CHECK(r.error.find("handed out") != std::string::npos);
+      break;
+    }
+    CHECK(static_cast<int>(r.plans.size()) <= 3);
+    for (const Plan& plan : r.plans) {
+      CHECK(plan.data.at("set").size() == 3);  // a whole point
+      SpacePoint point = apply_plan(SpacePoint{}, plan);
+      CHECK(p.space->valid(point));
+      CHECK(plan.text.find("sweep point") == 0);
+      seen.push_back(point);
+    }
+  }
+  // Count the valid points by hand: TILE % UNROLL == 0 always holds here, TILE * UNROLL <= 256
+  // removes only (64, 8): 16 - 1 = 15 pairs, times 2 orders = 30, minus the seed.
+  CHECK(seen.size() == 29);
+  CHECK(std::set<SpacePoint>(seen.begin(), seen.end()).size() == seen.size());
+  CHECK(std::find(seen.begin(), seen.end(), p.space->default_point()) == seen.end());
+  // Mixed-radix order, the last parameter (ORDER) fastest: the first point is TILE 8, UNROLL 1, ijk.
+  CHECK(seen.front() == SpacePoint{{"TILE", 8}, {"UNROLL", 1}, {"ORDER", "ijk"}});
+  CHECK(seen[1] == SpacePoint{{"TILE", 8}, {"UNROLL", 1}, {"ORDER", "ikj"}});
 }
 
 }  // namespace kmcts

@@ -130,8 +130,9 @@ TEST_CASE("run store: create and reopen round-trips every record kind") {
     nodes[2].verdict = "ok";
     nodes[2].speedup = 2.5;
     nodes[2].visits = 9;
-    nodes[2].meta["params"]["UNROLL"] = 4;
-    store->update_node(nodes[2]);
+    NodeRecord update = nodes[2];
+    update.meta["params"]["UNROLL"] = 4;  // meta is fixed at add_node: not written
+    store->update_node(update);
     store->update_edge_visits(0, 1, 17);
     CHECK(store->status() == "running");
     CHECK_FALSE(store->summary().has_value());

@@ -198,3 +198,41 @@ TEST_CASE("replay evaluator: recorded measurements re-run a search without hardw
   CHECK(filled["failures_by_verdict"].value("infra_error", 0) == 0);
   for (const auto& d : {recorded, replayed, missing, fallback}) fs::remove_all(d);
 }
+
+TEST_CASE("search: agent slots bound agent calls; with fewer than workers, agents run while earlier variants measure") {
+  auto run = [](const fs::path& dir, int workers, int agent_slots) {
+    RunRequest r;
+    r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+    r.config.set("evaluator.name=synthetic");
+    r.config.set_value("evaluator.synthetic.failure_rate", 0.0, "test");
+    r.config.set_value("evaluator.synthetic.latency_ms", 30, "test");  // measurements dominate
+    r.config.set_value("search.budget", 12, "test");
+    r.config.set_value("search.workers", workers, "test");
+    r.config.set_value("search.agent_slots", agent_slots, "test");
+    r.run_dir = dir;
+    r.progress = false;
+    CHECK(run_search(r)["evaluations"] == 12);
+    // Replays the log: agent calls in flight (select .. child/agent_failed) and evaluations
+    // pending (new child .. evaluation), at every event.
+    int agents = 0, max_agents = 0, pending = 1, selects_while_measuring = 0;
+    for (const auto& e : RunStore::open(dir)->events()) {
+      if (e.kind == "select") {
+        selects_while_measuring += pending > 0;
+        max_agents = std::max(max_agents, ++agents);
+      }
+      if (e.kind == "child" || e.kind == "agent_failed") --agents;
+      if (e.kind == "child" && e.payload.at("new_node").get<bool>()) ++pending;
+      if (e.kind == "evaluation") --pending;
+    }
+    CHECK(agents == 0);
+    CHECK(pending == 0);
+    fs::remove_all(dir);
+    return std::pair{max_agents, selects_while_measuring};
+  };
+  auto [overlap_agents, overlapped] = run(fresh_dir("slots-overlap"), 3, 1);
+  CHECK(overlap_agents == 1);
+  CHECK(overlapped > 0);
+  auto [serial_agents, serial_overlapped] = run(fresh_dir("slots-serial"), 1, 0);  // 0 = search.workers
+  CHECK(serial_agents == 1);
+  CHECK(serial_overlapped == 0);  // one worker keeps its slot until its evaluation is done
+}

@@ -1,0 +1,69 @@
+#pragma once
+// The run store's writer thread. The coordinator hands it writes, in order, and goes on;
+// the writer applies them to the RunStore on its own thread, so SQLite, JSON serialization
+// and the disk never sit on the coordinator's critical path.
+//
+// Writes come in batches (end_batch() closes one): a batch is atomic, and the writer
+// commits only at the end of a batch, at most every `flush_s` seconds (group commit). A run
+// killed with SIGKILL therefore leaves a store that is consistent as of some batch end, at
+// most flush_s seconds (plus the writer's backlog) behind; `kmcts resume` redoes the rest.
+// A write that throws undoes its own batch only; the error is kept, later writes are
+// dropped, and check() or sync() rethrow it on the coordinator's thread.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+#include "search/run_store.hpp"
+
+namespace kmcts {
+
+class StoreWriter {
+ public:
+  using Write = std::function<void(RunStore&)>;
+
+  /// Starts the writer thread. The store must outlive the writer.
+  StoreWriter(RunStore& store, double flush_s);
+  /// Applies and commits what is queued, then stops the thread; errors are swallowed here
+  /// (call sync() first to see them).
+  ~StoreWriter();
+  StoreWriter(const StoreWriter&) = delete;
+  StoreWriter& operator=(const StoreWriter&) = delete;
+
+  /// Queues one write. Dropped while muted, or after a write failed.
+  void write(Write w);
+  /// Closes the current batch: the writer may commit after it.
+  void end_batch();
+  /// While muted, writes are dropped as they are queued (resume re-applies stored events).
+  void set_muted(bool muted) { muted_ = muted; }
+  bool muted() const { return muted_; }
+  /// Ends the batch, waits until everything queued is applied and committed, and rethrows
+  /// the first error of a write (as the RunError or InputError it was).
+  void sync();
+  /// Rethrows the first error of a write, if there was one; does not wait.
+  void check();
+  RunStore& store() { return store_; }
+
+ private:
+  struct Item {
+    Write write;  // empty: the end of a batch
+  };
+  void run();
+
+  RunStore& store_;
+  const double flush_s_;
+  bool muted_ = false;  // coordinator thread only
+  std::mutex mutex_;
+  std::condition_variable wake_, idle_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  uint64_t queued_ = 0, committed_ = 0;  // items handed over / applied and committed
+  uint64_t sync_target_ = 0;             // a sync() waits until committed_ reaches it
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace kmcts
