@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <cmath>
 
-KMCTS_OPTION("search.backup", String, "mean", std::nullopt, std::nullopt,
-             "Backup operator: mean (average of the subtree's rewards), max (its best reward) or "
-             "power_mean (between the two, exponent search.backup_power).")
+KMCTS_OPTION("search.backup", String, "max", std::nullopt, std::nullopt,
+             "Backup operator: max (the subtree's best reward: kernel search keeps the single best "
+             "variant), mean (average of the subtree's rewards) or power_mean (between the two, "
+             "exponent search.backup_power).")
 KMCTS_OPTION("search.backup_power", Double, 4.0, 1.0, 64.0,
              "Power-mean exponent p: 1 = mean, large p -> max. Kernel search rewards the best variant "
              "found, not the average, so a p above 1 is a common middle ground.")

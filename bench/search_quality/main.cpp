@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <sstream>
 
 #include "core/error.hpp"
 #include "search_quality/quality.hpp"
@@ -13,7 +14,7 @@ using namespace kmcts::bench;
 
 namespace {
 
-const std::vector<StrategySpec> kStrategies = {
+std::vector<StrategySpec> kStrategies = {
     {"mcts/uct", {"search.strategy=mcts", "search.policy=uct"}},
     {"mcts/puct", {"search.strategy=mcts", "search.policy=puct"}},
     {"mcts/thompson", {"search.strategy=mcts", "search.policy=thompson"}},
@@ -28,6 +29,16 @@ const std::vector<StrategySpec> kStrategies = {
 // interactions and per-point noise, with local optima a step-wise search can stall in.
 const std::vector<Landscape> kLandscapes = {{"smooth", 0.0, 0.0}, {"rugged", 0.3, 0.15}};
 
+// One table: a landscape, the best speedup per seed, and how to evaluate on it.
+struct Case {
+  std::string key;       // JSON key
+  std::string heading;   // markdown heading
+  QualitySettings settings;
+  std::vector<double> best;  // per seed
+  EvaluatorSetup evaluator;
+  nlohmann::json facts;  // recorded with the results
+};
+
 struct Cell {
   std::vector<int> reached;  // per seed; 0 = never within tolerance
   MedianInterval stats;
@@ -38,6 +49,71 @@ std::string show(double v, int budget) {
   return std::isinf(v) ? fmt::format(">{}", budget) : fmt::format("{:g}", v);
 }
 
+// Runs every strategy over the seeds on one case; appends its table and summary lines.
+void run_case(const Case& c, int seeds, nlohmann::json& result, std::string& md, std::string& summary, const Scratch& scratch) {
+  const int budget = c.settings.budget;
+  const double inf = std::numeric_limits<double>::infinity();
+  md += "## " + c.heading + "\n\n| strategy | median | 95% interval | reached | mean of reached |\n|---|---|---|---|---|\n";
+  std::vector<std::pair<std::string, Cell>> cells;
+  for (const StrategySpec& strategy : kStrategies) {
+    fmt::print(stderr, "{} / {} ...\n", c.key, strategy.name);
+    Cell cell;
+    std::vector<double> values;
+    double sum = 0;
+    for (int s = 0; s < seeds; ++s) {
+      int n = evaluations_to_reach(c.settings, c.evaluator, strategy, static_cast<uint64_t>(s), c.best[s], scratch.run_dir("run"));
+      cell.reached.push_back(n);
+      cell.censored += n == 0;
+      sum += n;
+      values.push_back(n == 0 ? inf : n);
+    }
+    cell.stats = median_interval(values);
+    const int hit = seeds - cell.censored;
+    md += fmt::format("| {} | {} | [{}, {}] | {}/{} | {} |\n", strategy.name, show(cell.stats.median, budget),
+                      show(cell.stats.low, budget), show(cell.stats.high, budget), hit, seeds,
+                      hit ? fmt::format("{:.0f}", sum / hit) : "-");
+    auto finite = [](double v) { return std::isinf(v) ? nlohmann::json(nullptr) : nlohmann::json(v); };
+    result["landscapes"][c.key]["strategies"][strategy.name] = {
+        {"evaluations_to_reach", cell.reached}, {"median", finite(cell.stats.median)},
+        {"interval", {finite(cell.stats.low), finite(cell.stats.high)}},
+        {"interval_coverage", cell.stats.coverage}, {"censored", cell.censored}};
+    cells.emplace_back(strategy.name, cell);
+  }
+  result["landscapes"][c.key]["best_speedup"] = c.best;
+  result["landscapes"][c.key]["facts"] = c.facts;
+  // Winner: lowest median; ties go to fewer censored seeds.
+  std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
+    if (a.second.stats.median != b.second.stats.median) return a.second.stats.median < b.second.stats.median;
+    return a.second.censored < b.second.censored;
+  });
+  const Cell& w = cells[0].second;
+  const Cell& r = cells[1].second;
+  int wins = 0, ties = 0;  // paired: the same seed is the same landscape for both
+  for (int s = 0; s < seeds; ++s) {
+    double a = w.reached[s] ? w.reached[s] : inf, b = r.reached[s] ? r.reached[s] : inf;
+    wins += a < b;
+    ties += a == b;
+  }
+  // The interval of the winner's median lies wholly below the runner-up's: a settled ranking.
+  const bool settled = w.stats.high < r.stats.low;
+  summary += fmt::format(
+      "- {}: {} wins with median {} evaluations (95% [{}, {}], {}/{} seeds reached); runner-up {} median {} "
+      "(95% [{}, {}], {}/{} reached): {:.2f}x fewer evaluations at the median; paired over seeds the winner "
+      "was faster on {}, tied on {}, slower on {}. {}\n",
+      c.key, cells[0].first, show(w.stats.median, budget), show(w.stats.low, budget), show(w.stats.high, budget),
+      seeds - w.censored, seeds, cells[1].first, show(r.stats.median, budget), show(r.stats.low, budget),
+      show(r.stats.high, budget), seeds - r.censored, seeds, r.stats.median / w.stats.median, wins, ties,
+      seeds - wins - ties,
+      settled ? "The intervals do not overlap." : fmt::format("The intervals overlap: not settled at {} seeds.", seeds));
+  for (const auto& [name, cell] : cells)  // MCTS is the engine's main strategy: say where it stands
+    if (name.rfind("mcts/", 0) == 0) {
+      summary += fmt::format("  Best MCTS policy: {} (median {}, {}/{} reached).\n", name, show(cell.stats.median, budget),
+                             seeds - cell.censored, seeds);
+      break;
+    }
+  md += "\n";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -46,105 +122,83 @@ int main(int argc, char** argv) {
   settings.problem = fs::path(KMCTS_SOURCE_DIR) / "bench/search_quality/medium_space";
   int seeds = 20;
   std::string out = "bench/results/search-quality.json", markdown, scratch_parent = fs::temp_directory_path().string();
+  std::vector<std::string> recorded_runs;
+  fs::path recorded_problem = fs::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul";
+  bool skip_synthetic = false;
   app.add_option("--seeds", seeds, "Seeds per strategy and landscape (each seed: its own landscape and search)");
   app.add_option("--budget", settings.budget, "Evaluation budget of each search (the censoring point)");
   app.add_option("--tolerance", settings.tolerance, "Relative distance to the best speedup that counts as reached");
-  app.add_option("--problem", settings.problem, "Problem folder with an enumerable tunable space");
+  app.add_option("--problem", settings.problem, "Problem folder with an enumerable tunable space (synthetic landscapes)");
+  app.add_option("--recorded", recorded_runs,
+                 "Run directories of an exhaustive sweep of --recorded-problem (agents.planner=sweep): a real "
+                 "landscape answered by the replay evaluator")->delimiter(',');
+  app.add_option("--recorded-problem", recorded_problem, "Problem folder the --recorded runs swept");
+  app.add_flag("--skip-synthetic", skip_synthetic, "Only the recorded landscape");
+  std::vector<std::string> strategy_specs;
+  app.add_option("--strategy", strategy_specs,
+                 "Replace the strategy list: LABEL:key=value;key=value (repeatable), e.g. "
+                 "'uct c=0.3:search.strategy=mcts;search.exploration=0.3'");
   app.add_option("--out", out, "JSON result file");
   app.add_option("--markdown", markdown, "Markdown result file (default: the JSON path with .md)");
   app.add_option("--scratch", scratch_parent, "Parent folder of the temporary run directories");
   CLI11_PARSE(app, argc, argv);
+  if (!strategy_specs.empty()) {
+    kStrategies.clear();
+    for (const auto& spec : strategy_specs) {
+      size_t colon = spec.find(':');
+      StrategySpec st{spec.substr(0, colon), {}};
+      std::stringstream in(colon == std::string::npos ? "" : spec.substr(colon + 1));
+      for (std::string kv; std::getline(in, kv, ';');)
+        if (!kv.empty()) st.settings.push_back(kv);
+      kStrategies.push_back(st);
+    }
+  }
 
   try {
     Scratch scratch(scratch_parent, "kmcts-bench-quality");
     nlohmann::json result = record("search_quality", argc, argv);
-    result.update({{"budget", settings.budget}, {"tolerance", settings.tolerance}, {"seeds", seeds},
-                   {"failure_rate", settings.failure_rate}});
+    result.update({{"budget", settings.budget}, {"tolerance", settings.tolerance}, {"seeds", seeds}});
     std::string md = fmt::format(
-        "# Search quality on synthetic landscapes ({})\n\n{}"
-        "Space: bench/search_quality/medium_space (5 parameters, 4320 points), synthetic evaluator in space mode, "
-        "failure rate {:g}, noise 0, rule agents, search.workers=1, budget {} evaluations, {} seeds (seed s: "
-        "landscape seed s and search seed s). Figure: evaluations (seed kernel included) until a variant within "
-        "{:g}% of the space's best non-failing speedup (found by enumeration) was measured; a seed that never got "
-        "there is censored at the budget (shown as >{}). Median with a distribution-free 95% interval from order "
-        "statistics (exact under censoring; its exact coverage is in the JSON: 0.959 at 20 seeds, ranks 6 and 15).\n\n",
-        result["date"].get<std::string>(), record_line(result), settings.failure_rate, settings.budget, seeds,
-        100 * settings.tolerance, settings.budget);
-    std::string summary;
-    const double inf = std::numeric_limits<double>::infinity();
-    for (const Landscape& land : kLandscapes) {
-      std::vector<double> best(seeds);
-      for (int s = 0; s < seeds; ++s) best[s] = true_best_speedup(settings, land, static_cast<uint64_t>(s));
-      md += fmt::format("## {} (interaction {:g}, ruggedness {:g})\n\n| strategy | median | 95% interval | "
-                        "reached | mean of reached |\n|---|---|---|---|---|\n",
-                        land.name, land.interaction, land.ruggedness);
-      std::vector<std::pair<std::string, Cell>> cells;
-      for (const StrategySpec& strategy : kStrategies) {
-        fmt::print(stderr, "{} / {} ...\n", land.name, strategy.name);
-        Cell cell;
-        std::vector<double> values;
-        double sum = 0;
-        for (int s = 0; s < seeds; ++s) {
-          int n = evaluations_to_reach(settings, land, strategy, static_cast<uint64_t>(s), best[s],
-                                       scratch.run_dir("run"));
-          cell.reached.push_back(n);
-          cell.censored += n == 0;
-          sum += n;
-          values.push_back(n == 0 ? inf : n);
-        }
-        cell.stats = median_interval(values);
-        const int hit = seeds - cell.censored;
-        md += fmt::format("| {} | {} | [{}, {}] | {}/{} | {} |\n", strategy.name, show(cell.stats.median, settings.budget),
-                          show(cell.stats.low, settings.budget), show(cell.stats.high, settings.budget), hit, seeds,
-                          hit ? fmt::format("{:.0f}", sum / hit) : "-");
-        result["landscapes"][land.name]["strategies"][strategy.name] = {
-            {"evaluations_to_reach", cell.reached}, {"median", std::isinf(cell.stats.median) ? nlohmann::json(nullptr) : nlohmann::json(cell.stats.median)},
-            {"interval", {std::isinf(cell.stats.low) ? nlohmann::json(nullptr) : nlohmann::json(cell.stats.low),
-                          std::isinf(cell.stats.high) ? nlohmann::json(nullptr) : nlohmann::json(cell.stats.high)}},
-            {"interval_coverage", cell.stats.coverage}, {"censored", cell.censored}};
-        cells.emplace_back(strategy.name, cell);
+        "# Search quality ({})\n\n{}"
+        "Figure: evaluations (seed kernel included) until a variant within {:g}% of the landscape's best "
+        "non-failing speedup was measured; rule agents, search.workers=1, budget {} evaluations, {} seeds; a seed "
+        "that never got there is censored at the budget (shown as >{}). Median with a distribution-free 95% "
+        "interval from order statistics (exact under censoring; its exact coverage is in the JSON: 0.959 at 20 "
+        "seeds, ranks 6 and 15).\n\n",
+        result["date"].get<std::string>(), record_line(result), 100 * settings.tolerance, settings.budget, seeds,
+        settings.budget);
+    std::vector<Case> cases;
+    if (!skip_synthetic)
+      for (const Landscape& land : kLandscapes) {
+        Case c{land.name,
+               fmt::format("Synthetic, {} (interaction {:g}, ruggedness {:g})", land.name, land.interaction, land.ruggedness),
+               settings, {}, synthetic_setup(settings, land), {}};
+        for (int s = 0; s < seeds; ++s) c.best.push_back(true_best_speedup(settings, land, static_cast<uint64_t>(s)));
+        c.facts = {{"space", settings.problem.filename().string()}, {"interaction", land.interaction},
+                   {"ruggedness", land.ruggedness}, {"failure_rate", settings.failure_rate}, {"noise", 0},
+                   {"note", "seed s: landscape seed s and search seed s"}};
+        cases.push_back(std::move(c));
       }
-      result["landscapes"][land.name]["true_best_speedup"] = best;
-      result["landscapes"][land.name]["interaction"] = land.interaction;
-      result["landscapes"][land.name]["ruggedness"] = land.ruggedness;
-      // Winner: lowest median; ties go to fewer censored seeds.
-      std::stable_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) {
-        if (a.second.stats.median != b.second.stats.median) return a.second.stats.median < b.second.stats.median;
-        return a.second.censored < b.second.censored;
-      });
-      const Cell& w = cells[0].second;
-      const Cell& r = cells[1].second;
-      int wins = 0, ties = 0;  // paired: the same seed is the same landscape for both
-      for (int s = 0; s < seeds; ++s) {
-        double a = w.reached[s] ? w.reached[s] : inf, b = r.reached[s] ? r.reached[s] : inf;
-        wins += a < b;
-        ties += a == b;
-      }
-      // The interval of the winner's median lies wholly below the runner-up's: a settled ranking.
-      const bool settled = w.stats.high < r.stats.low;
-      summary += fmt::format(
-          "- {}: {} wins with median {} evaluations (95% [{}, {}], {}/{} seeds reached); runner-up {} median {} "
-          "(95% [{}, {}], {}/{} reached): {:.2f}x fewer evaluations at the median; paired over seeds the winner "
-          "was faster on {}, tied on {}, slower on {}. {}\n",
-          land.name, cells[0].first, show(w.stats.median, settings.budget), show(w.stats.low, settings.budget),
-          show(w.stats.high, settings.budget), seeds - w.censored, seeds, cells[1].first,
-          show(r.stats.median, settings.budget), show(r.stats.low, settings.budget), show(r.stats.high, settings.budget),
-          seeds - r.censored, seeds, r.stats.median / w.stats.median, wins, ties, seeds - wins - ties,
-          settled ? "The intervals do not overlap." : fmt::format("The intervals overlap: not settled at {} seeds.", seeds));
-      for (const auto& [name, cell] : cells)  // MCTS is the engine's main strategy: say where it stands
-        if (name.rfind("mcts/", 0) == 0) {
-          summary += fmt::format("  Best MCTS policy: {} (median {}, {}/{} reached).\n", name,
-                                 show(cell.stats.median, settings.budget), seeds - cell.censored, seeds);
-          break;
-        }
-      md += "\n";
+    if (!recorded_runs.empty()) {
+      std::vector<fs::path> runs(recorded_runs.begin(), recorded_runs.end());
+      Recorded rec = read_recorded(recorded_problem, runs);
+      QualitySettings s = settings;
+      s.problem = recorded_problem;
+      const std::string name = "recorded " + recorded_problem.filename().string();
+      Case c{name,
+             fmt::format("Recorded: {} (exhaustive sweep, {} of {} valid points measured, {} failed; best {:.3f}x vs the "
+                         "reference)", recorded_problem.filename().string(), rec.variants, rec.valid_points, rec.failed,
+                         rec.best_speedup),
+             s, std::vector<double>(static_cast<size_t>(seeds), rec.best_speedup), recorded_setup(rec), {}};
+      c.facts = {{"runs", recorded_runs}, {"variants", rec.variants}, {"valid_points", rec.valid_points},
+                 {"failed", rec.failed}, {"best_speedup", rec.best_speedup}, {"device", rec.device},
+                 {"note", "one landscape; seed s is the search seed"}};
+      cases.push_back(std::move(c));
     }
-    const std::string notes =
-        "Not measured: the issue's \"real recorded landscape\" case needs a replay evaluator (recorded "
-        "measurements), which does not exist yet.\n";
-    md += "## Summary\n\n" + summary + "\n## Notes\n\n" + notes;
+    std::string summary;
+    for (const Case& c : cases) run_case(c, seeds, result, md, summary, scratch);
+    md += "## Summary\n\n" + summary;
     result["summary"] = summary;
-    result["notes"] = notes;
     publish(result, md, out, markdown);
   } catch (const InputError& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -1,7 +1,9 @@
 #include "search_quality/quality.hpp"
 
 #include <cmath>
+#include <set>
 
+#include "core/error.hpp"
 #include "core/problem.hpp"
 #include "hardware/synthetic/landscape.hpp"
 #include "search/run_search.hpp"
@@ -30,18 +32,66 @@ double true_best_speedup(const QualitySettings& settings, const Landscape& lands
   return best;
 }
 
-int evaluations_to_reach(const QualitySettings& settings, const Landscape& landscape, const StrategySpec& strategy,
+EvaluatorSetup synthetic_setup(const QualitySettings& settings, const Landscape& landscape) {
+  return [settings, landscape](Config& c, uint64_t seed) {
+    c.set("evaluator.name=synthetic");
+    c.set("evaluator.synthetic.mode=space");
+    c.set_value("evaluator.synthetic.interaction", landscape.interaction, "bench");
+    c.set_value("evaluator.synthetic.ruggedness", landscape.ruggedness, "bench");
+    c.set_value("evaluator.synthetic.failure_rate", settings.failure_rate, "bench");
+    // One landscape per seed: a strategy's figure then averages over landscapes of one shape,
+    // not over search seeds on a single landscape that might happen to suit it.
+    c.set_value("evaluator.synthetic.seed", static_cast<int64_t>(seed), "bench");
+  };
+}
+
+Recorded read_recorded(const fs::path& problem_dir, const std::vector<fs::path>& runs) {
+  Recorded r;
+  r.runs = runs;
+  const Problem problem = load_problem(problem_dir);
+  std::set<std::string> seen, failed;
+  for (const auto& dir : runs) {
+    auto store = RunStore::open(dir);
+    if (store->run_info().value("problem", "") != problem.name)
+      throw InputError(dir.string() + ": a run of '" + store->run_info().value("problem", "") + "', not of '" + problem.name + "'");
+    r.device = store->run_info().value("evaluator", nlohmann::json::object());
+    auto nodes = store->nodes();
+    for (const auto& e : store->evaluations(false)) {
+      const std::string& hash = nodes.at(static_cast<size_t>(e.node)).hash;
+      seen.insert(hash);
+      if (e.result.ok()) r.best_speedup = std::max(r.best_speedup, e.result.speedup);
+      else failed.insert(hash);
+    }
+  }
+  r.variants = static_cast<int>(seen.size());
+  r.failed = static_cast<int>(failed.size());
+  const auto& params = problem.space->params();
+  std::vector<size_t> x(params.size(), 0);
+  while (true) {  // odometer over the space
+    SpacePoint p;
+    for (size_t i = 0; i < params.size(); ++i) p[params[i].name] = params[i].values[x[i]];
+    r.valid_points += problem.space->valid(p);
+    size_t i = 0;
+    while (i < x.size() && ++x[i] == params[i].values.size()) x[i++] = 0;
+    if (i == x.size()) break;
+  }
+  return r;
+}
+
+EvaluatorSetup recorded_setup(const Recorded& recorded) {
+  std::string list;
+  for (const auto& dir : recorded.runs) list += (list.empty() ? "" : ",") + fs::absolute(dir).string();
+  return [list](Config& c, uint64_t) {
+    c.set("evaluator.name=replay");
+    c.set_value("evaluator.replay.runs", list, "bench");
+  };
+}
+
+int evaluations_to_reach(const QualitySettings& settings, const EvaluatorSetup& evaluator, const StrategySpec& strategy,
                          uint64_t seed, double best, const fs::path& run_dir) {
   RunRequest r;
   r.problem_dir = settings.problem;
-  r.config.set("evaluator.name=synthetic");
-  r.config.set("evaluator.synthetic.mode=space");
-  r.config.set_value("evaluator.synthetic.interaction", landscape.interaction, "bench");
-  r.config.set_value("evaluator.synthetic.ruggedness", landscape.ruggedness, "bench");
-  r.config.set_value("evaluator.synthetic.failure_rate", settings.failure_rate, "bench");
-  // One landscape per seed: a strategy's figure then averages over landscapes of one shape,
-  // not over search seeds on a single landscape that might happen to suit it.
-  r.config.set_value("evaluator.synthetic.seed", static_cast<int64_t>(seed), "bench");
+  evaluator(r.config, seed);
   r.config.set_value("search.seed", static_cast<int64_t>(seed), "bench");
   r.config.set_value("search.budget", settings.budget, "bench");
   r.config.set_value("search.workers", 1, "bench");  // exact repeatability
