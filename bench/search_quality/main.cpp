@@ -186,9 +186,9 @@ int main(int argc, char** argv) {
       s.problem = recorded_problem;
       const std::string name = "recorded " + recorded_problem.filename().string();
       Case c{name,
-             fmt::format("Recorded: {} (exhaustive sweep, {} of {} valid points measured, {} failed; best {:.3f}x vs the "
-                         "reference)", recorded_problem.filename().string(), rec.variants, rec.valid_points, rec.failed,
-                         rec.best_speedup),
+             fmt::format("Recorded: {} (exhaustive sweep of its {} valid points: {} distinct variants, as points that "
+                         "render the same source count once, {} of them failed; best {:.3f}x vs the reference)",
+                         recorded_problem.filename().string(), rec.valid_points, rec.variants, rec.failed, rec.best_speedup),
              s, std::vector<double>(static_cast<size_t>(seeds), rec.best_speedup), recorded_setup(rec), {}};
       c.facts = {{"runs", recorded_runs}, {"variants", rec.variants}, {"valid_points", rec.valid_points},
                  {"failed", rec.failed}, {"best_speedup", rec.best_speedup}, {"device", rec.device},

@@ -42,7 +42,7 @@ EvaluatorSetup synthetic_setup(const QualitySettings& settings, const Landscape&
 struct Recorded {
   std::vector<fs::path> runs;  // run directories of one problem on one machine
   double best_speedup = 0;     // the best ok measurement among them
-  int variants = 0;            // distinct variants measured
+  int variants = 0;            // distinct variants (canonical sources) measured
   int failed = 0;              // of which failed
   int valid_points = 0;        // valid points of the problem's space (a complete sweep measured all)
   nlohmann::json device;       // the recorded evaluator's description

@@ -1,0 +1,63 @@
+#pragma once
+// The provider-neutral shape of one LLM call: what a role asks, what comes back, and what
+// went wrong. Wire formats (wire.hpp) translate these to and from each provider's JSON.
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kmcts::llm {
+
+struct ChatMessage {
+  std::string role;  // "user" or "assistant" (the system prompt is ChatRequest::system)
+  std::string content;
+};
+
+struct ChatRequest {
+  std::string model;
+  std::string system;
+  std::vector<ChatMessage> messages;
+  double temperature = 0.7;
+  double top_p = 1.0;
+  int max_tokens = 4096;
+  /// Which sample of this exact request (0, 1, ...): the cassette key includes it, so k
+  /// identical requests replay k recorded replies, whatever order they complete in.
+  int sample = 0;
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;      // of the prompt, served from the provider's cache
+  int64_t completion_tokens = 0;
+  int64_t reasoning_tokens = 0;   // of the completion, spent on hidden reasoning
+  nlohmann::json to_json() const;
+};
+
+struct ChatReply {
+  std::string text;
+  std::string finish_reason;  // "stop", "length", "end_turn", ...
+  std::string model;          // as the provider reports it
+  Usage usage;
+};
+
+/// A failed call, as parsed from the provider's reply (or the transport).
+struct LlmError {
+  int status = 0;             // HTTP status; 0 = no response (connection error, timeout)
+  std::string type;           // provider error type, e.g. "rate_limit_error", "overloaded_error"
+  std::string code;           // provider error code, e.g. "insufficient_quota"
+  std::string message;
+  std::optional<double> retry_after_s;  // from retry-after-ms / Retry-After
+  /// One line for logs and the store: status, type, code and message (never a key).
+  std::string to_string() const;
+};
+
+/// An LlmError thrown (by reply parsing, or a client out of retries).
+class LlmFailure : public std::runtime_error {
+ public:
+  explicit LlmFailure(LlmError e) : std::runtime_error(e.to_string()), error(std::move(e)) {}
+  LlmError error;
+};
+
+}  // namespace kmcts::llm
