@@ -61,3 +61,20 @@ class LlmFailure : public std::runtime_error {
 };
 
 }  // namespace kmcts::llm
+
+namespace kmcts::llm {
+
+/// What one chat() did, for the run store: every attempt's error, the usage, the time.
+struct CallRecord {
+  std::string role;            // planner, coder, debugger
+  std::string model;
+  int attempts = 0;            // HTTP requests sent (0: answered from the cassette)
+  std::vector<std::string> errors;  // one line per failed attempt
+  Usage usage;
+  double dollars = 0;
+  double seconds = 0;          // wall time, waits and retries included
+  std::string cassette;        // "", "hit" or "recorded"
+  nlohmann::json to_json() const;
+};
+
+}  // namespace kmcts::llm

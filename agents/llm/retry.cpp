@@ -7,6 +7,7 @@ namespace kmcts::llm {
 
 bool RetryPolicy::retryable(const LlmError& e) {
   if (e.status == 0) return true;  // connection refused, reset, timed out
+  if (e.status == 200) return e.type == "bad_response";
   if (e.status == 429) return e.code != "insufficient_quota" && e.type != "insufficient_quota";
   return e.status == 408 || e.status == 409 || e.status >= 500;
 }

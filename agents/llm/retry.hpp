@@ -1,8 +1,9 @@
 #pragma once
 // When to retry a failed LLM call and how long to wait (REFERENCE.md): 408, 409, 429 (but not
 // insufficient_quota: no wait fixes an empty account), 5xx (529 overloaded included) and
-// connection errors are retried; everything else (400 bad request, 401 bad key, 404 unknown
-// model, a 200 with an unreadable body) fails at once. The wait is the server's Retry-After
+// connection errors are retried, and so is a 200 whose body is unreadable (a proxy cut it,
+// or the server broke mid-reply); everything else (400 bad request, 401 bad key, 404 unknown
+// model) fails at once. The wait is the server's Retry-After
 // if it gave one, else min(base * 2^attempt, cap) with full jitter.
 #include "agents/llm/chat.hpp"
 

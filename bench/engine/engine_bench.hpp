@@ -14,6 +14,7 @@ struct ScalingOptions {
   std::vector<int> nodes{1000, 3000, 10000};  // evaluation budgets; each new node is one evaluation
   double max_seconds = 150;              // per size: search.max_wall_s, so a slow size still reports
   int workers = 1;                       // trials in flight
+  std::vector<std::string> settings;     // extra key=value config of the scaling runs
   fs::path problem;
 };
 

@@ -2,6 +2,7 @@
 // close the agent/compile/measurement pipeline comes to its ideal throughput (issue #3).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.hpp"
 #include "engine/engine_bench.hpp"
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
   scaling.problem = pipeline.problem = fs::path(KMCTS_SOURCE_DIR) / "bench/engine/large_space";
   app.add_option("--nodes", scaling.nodes, "Evaluation budgets (graph sizes) of the scaling part")->delimiter(',');
   app.add_option("--workers", scaling.workers, "search.workers of the scaling runs (trials in flight)");
+  app.add_option("--set", scaling.settings, "key=value config of the scaling runs (repeatable)");
   app.add_option("--max-seconds", scaling.max_seconds, "Wall-clock cap of one scaling run (search.max_wall_s)");
   app.add_option("--time-scale", pipeline.time_scales, "Real seconds per simulated second in the pipeline part (a list runs each)")
       ->delimiter(',');
@@ -43,7 +45,8 @@ int main(int argc, char** argv) {
                         "space (bench/engine/large_space); one event = one row of the run store's events table. Coordinator "
                         "CPU: CPU time of the coordinator thread over the run's events (its own cost, whatever else the "
                         "machine runs); the wall columns divide each tenth of the run's events by the time it took "
-                        "(the whole pipeline, agents and thread hand-offs included).\n\n", scaling.workers) +
+                        "(the whole pipeline, agents and thread hand-offs included). Extra settings: {}.\n\n", scaling.workers,
+                        scaling.settings.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(scaling.settings, " "))) +
             s["table"].get<std::string>() + "\n" + s["growth"].get<std::string>() + "\n";
     }
     if (!skip_pipeline) {

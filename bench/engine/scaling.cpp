@@ -3,6 +3,7 @@
 // selection, planner context, graph updates and the run store. The event timestamps in the
 // store give the cost per event at every stage of the run, so one run of N evaluations shows
 // how the cost grows with the graph, not only its average.
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -21,6 +22,7 @@ struct Row {
   int nodes = 0, evaluations = 0, events = 0;
   double wall_s = 0;
   double coordinator_cpu_s = 0;  // CPU time of the coordinator thread (its own cost)
+  int max_depth = 0;             // deepest node: selection and backup walk paths this long
   std::string stop;
   std::vector<double> us_per_event;  // per decile of the run's events
 };
@@ -32,6 +34,7 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   r.config.set_value("search.budget", budget, "bench");
   r.config.set_value("search.workers", options.workers, "bench");
   r.config.set_value("search.max_wall_s", options.max_seconds, "bench");
+  for (const auto& kv : options.settings) r.config.set(kv);
   r.run_dir = scratch.run_dir(fmt::format("scaling-{}", budget));
   r.progress = false;
   auto t0 = std::chrono::steady_clock::now();
@@ -43,7 +46,9 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   row.evaluations = summary.value("evaluations", 0);
   row.stop = summary.value("message", "");
   row.coordinator_cpu_s = summary.value("coordinator_cpu_seconds", 0.0);
-  auto events = RunStore::open(r.run_dir)->events();
+  auto store = RunStore::open(r.run_dir);
+  for (const auto& n : store->nodes()) row.max_depth = std::max(row.max_depth, n.depth);
+  auto events = store->events();
   row.events = static_cast<int>(events.size());
   // Decile d holds events [a, b); its time runs from the event before a to event b - 1.
   for (int d = 0; d < kDeciles && events.size() >= kDeciles; ++d) {
@@ -61,19 +66,19 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
 nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch) {
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
-      "| budget N | nodes | events | wall s | coordinator CPU us/event | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (int n : options.nodes) {
     fmt::print(stderr, "scaling: N = {} ...\n", n);
     Row row = run_one(options, scratch, n);
     const double all = 1e6 * row.wall_s / std::max(1, row.events);
     const double first = row.us_per_event.front(), last = row.us_per_event.back();
     const double cpu = 1e6 * row.coordinator_cpu_s / std::max(1, row.events);
-    table += fmt::format("| {} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
-                         row.events, row.wall_s, cpu, all, first, row.us_per_event[5], last, last / first,
+    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
+                         row.max_depth, row.events, row.wall_s, cpu, all, first, row.us_per_event[5], last, last / first,
                          row.stop.empty() ? "budget" : row.stop);
     rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
-                    {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
+                    {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
                     {"stop", row.stop}});
   }
   // Growth: the cost of an event late in the run against the graph size it ran at.

@@ -132,7 +132,10 @@ TEST_CASE("retry: which failures are retried, and the backoff arithmetic") {
     return e;
   };
   for (int s : {0, 408, 409, 429, 500, 502, 503, 529}) CHECK(RetryPolicy::retryable(err(s)));
-  for (int s : {400, 401, 403, 404, 422, 200}) CHECK_FALSE(RetryPolicy::retryable(err(s)));
+  for (int s : {400, 401, 403, 404, 422}) CHECK_FALSE(RetryPolicy::retryable(err(s)));
+  LlmError unreadable = err(200);
+  unreadable.type = "bad_response";
+  CHECK(RetryPolicy::retryable(unreadable));
   CHECK_FALSE(RetryPolicy::retryable(err(429, "insufficient_quota")));
   RetryPolicy p;  // base 0.5 s, cap 8 s; wait in [backoff/2, backoff]
   CHECK(p.wait_s(err(500), 0, 0.0) == doctest::Approx(0.25));

@@ -1,0 +1,171 @@
+#include "agents/llm/http_transport.hpp"
+
+#include <curl/curl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace kmcts::llm {
+namespace {
+
+// curl_global_init is not thread-safe and must run once per process (REFERENCE.md).
+void global_init() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+  HttpRequest request;
+  std::vector<std::pair<std::string, std::string>> secret_headers;
+  std::promise<HttpResponse> promise;
+  HttpResponse response;
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  char error[CURL_ERROR_SIZE] = {0};
+};
+
+size_t on_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<Transfer*>(user)->response.body.append(data, size * count);
+  return size * count;
+}
+
+size_t on_header(char* data, size_t size, size_t count, void* user) {
+  std::string line(data, size * count);
+  size_t colon = line.find(':');
+  if (colon != std::string::npos) {
+    std::string name = line.substr(0, colon), value = line.substr(colon + 1);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    value.erase(0, value.find_first_not_of(" \t"));
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
+    static_cast<Transfer*>(user)->response.headers[name] = value;
+  } else if (line.rfind("HTTP/", 0) == 0) {
+    static_cast<Transfer*>(user)->response.headers.clear();  // a new response (after 100-continue, redirects)
+  }
+  return size * count;
+}
+
+}  // namespace
+
+struct HttpTransport::Impl {
+  HttpTimeouts timeouts;
+  CURLM* multi = nullptr;
+  std::mutex mutex;
+  std::deque<std::unique_ptr<Transfer>> incoming;
+  std::vector<std::unique_ptr<Transfer>> running;
+  std::atomic<bool> stopping{false};
+  std::thread thread;
+
+  void start(std::unique_ptr<Transfer> t) {
+    t->easy = curl_easy_init();
+    CURL* e = t->easy;
+    for (const auto& [name, value] : t->request.headers) t->headers = curl_slist_append(t->headers, (name + ": " + value).c_str());
+    for (const auto& [name, value] : t->secret_headers) t->headers = curl_slist_append(t->headers, (name + ": " + value).c_str());
+    t->headers = curl_slist_append(t->headers, "expect:");  // no 100-continue round trip
+    curl_easy_setopt(e, CURLOPT_URL, t->request.url.c_str());
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, t->request.body.c_str());
+    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t->request.body.size()));
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, t->headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, t.get());
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, t.get());
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->error);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(1000 * timeouts.connect_s));
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(1000 * timeouts.total_s));
+    // Stall: under 1 byte/s for stall_s seconds aborts a hung server or a stuck stream.
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeouts.stall_s)));
+    curl_multi_add_handle(multi, e);
+    running.push_back(std::move(t));
+  }
+
+  void finish(CURL* easy, CURLcode code) {
+    auto it = std::find_if(running.begin(), running.end(), [easy](const auto& t) { return t->easy == easy; });
+    if (it == running.end()) return;
+    std::unique_ptr<Transfer> t = std::move(*it);
+    running.erase(it);
+    if (code == CURLE_OK) {
+      long status = 0;
+      curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
+      t->response.status = static_cast<int>(status);
+    } else {
+      t->response.status = 0;
+      t->response.error = t->error[0] ? t->error : curl_easy_strerror(code);
+    }
+    curl_multi_remove_handle(multi, easy);
+    curl_easy_cleanup(easy);
+    curl_slist_free_all(t->headers);
+    t->promise.set_value(std::move(t->response));
+  }
+
+  void loop() {
+    while (!stopping.load()) {
+      {
+        std::lock_guard lock(mutex);
+        while (!incoming.empty()) {
+          start(std::move(incoming.front()));
+          incoming.pop_front();
+        }
+      }
+      int still = 0;
+      curl_multi_perform(multi, &still);
+      int queued = 0;
+      while (CURLMsg* m = curl_multi_info_read(multi, &queued))
+        if (m->msg == CURLMSG_DONE) finish(m->easy_handle, m->data.result);
+      curl_multi_poll(multi, nullptr, 0, 100, nullptr);  // woken early by post() and ~Impl
+    }
+    for (auto& t : running) {
+      curl_multi_remove_handle(multi, t->easy);
+      curl_easy_cleanup(t->easy);
+      curl_slist_free_all(t->headers);
+      HttpResponse r;
+      r.error = "transport stopped";
+      t->promise.set_value(std::move(r));
+    }
+    running.clear();
+    std::lock_guard lock(mutex);
+    for (auto& t : incoming) {
+      HttpResponse r;
+      r.error = "transport stopped";
+      t->promise.set_value(std::move(r));
+    }
+    incoming.clear();
+  }
+};
+
+HttpTransport::HttpTransport(HttpTimeouts timeouts) : impl_(std::make_unique<Impl>()) {
+  global_init();
+  impl_->timeouts = timeouts;
+  impl_->multi = curl_multi_init();
+  impl_->thread = std::thread([impl = impl_.get()] { impl->loop(); });
+}
+
+HttpTransport::~HttpTransport() {
+  impl_->stopping.store(true);
+  curl_multi_wakeup(impl_->multi);
+  impl_->thread.join();
+  curl_multi_cleanup(impl_->multi);
+}
+
+std::future<HttpResponse> HttpTransport::post(const HttpRequest& request,
+                                              std::vector<std::pair<std::string, std::string>> secret_headers) {
+  auto t = std::make_unique<Transfer>();
+  t->request = request;
+  t->secret_headers = std::move(secret_headers);
+  auto future = t->promise.get_future();
+  {
+    std::lock_guard lock(impl_->mutex);
+    impl_->incoming.push_back(std::move(t));
+  }
+  curl_multi_wakeup(impl_->multi);
+  return future;
+}
+
+}  // namespace kmcts::llm
