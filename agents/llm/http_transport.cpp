@@ -3,11 +3,14 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <cctype>
 #include <deque>
 #include <mutex>
 #include <thread>
+
+#include <fmt/format.h>
 
 namespace kmcts::llm {
 namespace {
@@ -26,14 +29,17 @@ struct Transfer {
   CURL* easy = nullptr;
   curl_slist* headers = nullptr;
   char error[CURL_ERROR_SIZE] = {0};
+  std::chrono::steady_clock::time_point last_activity = std::chrono::steady_clock::now();
 };
 
 size_t on_body(char* data, size_t size, size_t count, void* user) {
+  static_cast<Transfer*>(user)->last_activity = std::chrono::steady_clock::now();
   static_cast<Transfer*>(user)->response.body.append(data, size * count);
   return size * count;
 }
 
 size_t on_header(char* data, size_t size, size_t count, void* user) {
+  static_cast<Transfer*>(user)->last_activity = std::chrono::steady_clock::now();
   std::string line(data, size * count);
   size_t colon = line.find(':');
   if (colon != std::string::npos) {
@@ -79,14 +85,14 @@ struct HttpTransport::Impl {
     curl_easy_setopt(e, CURLOPT_PRIVATE, t.get());
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(1000 * timeouts.connect_s));
     curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(1000 * timeouts.total_s));
-    // Stall: under 1 byte/s for stall_s seconds aborts a hung server or a stuck stream.
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, std::max(1L, static_cast<long>(timeouts.stall_s)));
+    // Stalls (no byte for stall_s) are caught by loop(): curl's low-speed limit does not
+    // cover the wait for the first byte of the response, which is where servers hang.
+    t->last_activity = std::chrono::steady_clock::now();
     curl_multi_add_handle(multi, e);
     running.push_back(std::move(t));
   }
 
-  void finish(CURL* easy, CURLcode code) {
+  void finish(CURL* easy, CURLcode code, const std::string& why = "") {
     auto it = std::find_if(running.begin(), running.end(), [easy](const auto& t) { return t->easy == easy; });
     if (it == running.end()) return;
     std::unique_ptr<Transfer> t = std::move(*it);
@@ -97,7 +103,7 @@ struct HttpTransport::Impl {
       t->response.status = static_cast<int>(status);
     } else {
       t->response.status = 0;
-      t->response.error = t->error[0] ? t->error : curl_easy_strerror(code);
+      t->response.error = !why.empty() ? why : t->error[0] ? t->error : curl_easy_strerror(code);
     }
     curl_multi_remove_handle(multi, easy);
     curl_easy_cleanup(easy);
@@ -119,6 +125,12 @@ struct HttpTransport::Impl {
       int queued = 0;
       while (CURLMsg* m = curl_multi_info_read(multi, &queued))
         if (m->msg == CURLMSG_DONE) finish(m->easy_handle, m->data.result);
+      const auto now = std::chrono::steady_clock::now();
+      std::vector<CURL*> stalled;
+      for (const auto& t : running)
+        if (now - t->last_activity > std::chrono::duration<double>(timeouts.stall_s)) stalled.push_back(t->easy);
+      for (CURL* easy : stalled)
+        finish(easy, CURLE_OPERATION_TIMEDOUT, fmt::format("stalled: no data for {:g} s", timeouts.stall_s));
       curl_multi_poll(multi, nullptr, 0, 100, nullptr);  // woken early by post() and ~Impl
     }
     for (auto& t : running) {

@@ -1,0 +1,269 @@
+#include "agents/llm/mock_server.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+#include <chrono>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/rng.hpp"
+
+namespace kmcts::llm {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+using nlohmann::json;
+
+double MockFaults::total() const {
+  return rate_429 + rate_429_bare + rate_500 + rate_529 + rate_slow + rate_malformed + rate_truncated + rate_no_code;
+}
+
+namespace {
+
+enum class Fault { none, r429, r429_bare, r500, r529, slow, malformed, truncated, no_code };
+
+Fault draw_fault(const MockFaults& f, double u) {
+  const std::pair<double, Fault> table[] = {{f.rate_429, Fault::r429},           {f.rate_429_bare, Fault::r429_bare},
+                                            {f.rate_500, Fault::r500},           {f.rate_529, Fault::r529},
+                                            {f.rate_slow, Fault::slow},          {f.rate_malformed, Fault::malformed},
+                                            {f.rate_truncated, Fault::truncated}, {f.rate_no_code, Fault::no_code}};
+  for (const auto& [rate, fault] : table) {
+    if (u < rate) return fault;
+    u -= rate;
+  }
+  return Fault::none;
+}
+
+std::string reply_body(const std::string& provider, const std::string& text, const std::string& model) {
+  const int prompt = 100, completion = static_cast<int>(text.size() / 4 + 1);
+  if (provider == "anthropic")
+    return json{{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model},
+                {"content", {{{"type", "text"}, {"text", text}}}}, {"stop_reason", "end_turn"},
+                {"usage", {{"input_tokens", prompt}, {"output_tokens", completion}}}}
+        .dump();
+  return json{{"id", "chatcmpl-mock"}, {"object", "chat.completion"}, {"model", model},
+              {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+              {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}}}}
+      .dump();
+}
+
+std::string error_body(const std::string& provider, const std::string& type, const std::string& message) {
+  if (provider == "anthropic") return json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump();
+  return json{{"error", {{"message", message}, {"type", type}, {"param", nullptr}, {"code", nullptr}}}}.dump();
+}
+
+}  // namespace
+
+struct MockLlmServer::Impl {
+  MockAnswerer answerer;
+  MockFaults faults;
+  uint64_t seed = 0;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::thread accept_thread;
+  std::atomic<bool> stopping{false};
+  std::atomic<uint64_t> counter{0};
+  MockStats stats;
+  mutable std::mutex mutex;  // guards sockets, threads and the last request
+  std::list<std::shared_ptr<tcp::socket>> sockets;
+  std::vector<std::thread> threads;
+  std::map<std::string, std::string> last_headers;
+  std::string last_body;
+  std::string required_key;
+
+  void accept_loop() {
+    while (!stopping.load()) {
+      auto socket = std::make_shared<tcp::socket>(io);
+      beast::error_code ec;
+      acceptor.accept(*socket, ec);
+      if (ec || stopping.load()) break;
+      std::lock_guard lock(mutex);
+      sockets.push_back(socket);
+      threads.emplace_back([this, socket] { serve(socket); });
+    }
+  }
+
+  void serve(const std::shared_ptr<tcp::socket>& socket) {
+    beast::flat_buffer buffer;
+    while (!stopping.load()) {
+      http::request<http::string_body> request;
+      beast::error_code ec;
+      http::read(*socket, buffer, request, ec);
+      if (ec) break;
+      if (!answer(*socket, request)) break;
+      if (!request.keep_alive()) break;
+    }
+    beast::error_code ignored;
+    socket->shutdown(tcp::socket::shutdown_both, ignored);
+  }
+
+  // Returns false when the connection must close (a truncated reply).
+  bool answer(tcp::socket& socket, const http::request<http::string_body>& request) {
+    const uint64_t n = counter++;
+    stats.requests++;
+    const std::string target(request.target());
+    const std::string provider = target.find("/v1/messages") != std::string::npos ? "anthropic" : "openai";
+    std::string key;
+    {
+      std::lock_guard lock(mutex);
+      key = required_key;
+      last_headers.clear();
+      for (const auto& field : request) {
+        std::string name(field.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        last_headers[name] = std::string(field.value());
+      }
+      last_body = request.body();
+    }
+    http::response<http::string_body> response{http::status::ok, request.version()};
+    response.set(http::field::content_type, "application/json");
+    response.keep_alive(request.keep_alive());
+    if (!key.empty()) {
+      std::string sent(request["x-api-key"]);
+      if (std::string bearer(request[http::field::authorization]); bearer.rfind("Bearer ", 0) == 0) sent = bearer.substr(7);
+      if (sent != key) {
+        response.result(http::status::unauthorized);
+        response.body() = error_body(provider, "invalid_request_error", "Incorrect API key provided: " + sent);
+        return send(socket, response);
+      }
+    }
+    json body = json::parse(request.body(), nullptr, false);
+    if (body.is_discarded() || !body.is_object() || !body.contains("messages")) {
+      response.result(http::status::bad_request);
+      response.body() = error_body(provider, "invalid_request_error", "request body is not a chat request");
+      return send(socket, response);
+    }
+    std::string system = body.value("system", ""), user;
+    for (const auto& m : body["messages"]) {
+      if (!m.is_object() || !m.contains("content") || !m["content"].is_string()) continue;
+      if (m.value("role", "") == "system") system = m["content"].get<std::string>();
+      if (m.value("role", "") == "user") user = m["content"].get<std::string>();
+    }
+    const std::string model = body.value("model", "mock");
+    CounterRng rng(seed, n);
+    const Fault fault = draw_fault(faults, rng.uniform());
+    if (fault != Fault::none) stats.faults++;
+    switch (fault) {
+      case Fault::r429:
+        response.result(http::status::too_many_requests);
+        response.set("retry-after-ms", "50");
+        response.body() = error_body(provider, "rate_limit_error", "mock: slow down");
+        return send(socket, response);
+      case Fault::r429_bare:
+        response.result(http::status::too_many_requests);
+        response.body() = error_body(provider, "rate_limit_error", "mock: slow down (no retry header)");
+        return send(socket, response);
+      case Fault::r500:
+        response.result(http::status::internal_server_error);
+        response.body() = error_body(provider, "server_error", "mock: internal error");
+        return send(socket, response);
+      case Fault::r529:
+        response.result(static_cast<http::status>(529));
+        response.body() = error_body(provider, "overloaded_error", "mock: overloaded");
+        return send(socket, response);
+      case Fault::slow:
+        for (double waited = 0; waited < faults.slow_s && !stopping.load(); waited += 0.05)
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        break;
+      case Fault::malformed:
+        response.body() = "{\"choices\": [{\"message\": {\"content\": \"unterminated";
+        return send(socket, response);
+      case Fault::no_code:
+        response.body() = reply_body(provider, "I would rather not write code today.", model);
+        return send(socket, response);
+      default:
+        break;
+    }
+    const std::string text = answerer(provider, system, user);
+    response.body() = reply_body(provider, text, model);
+    if (fault == Fault::truncated) {
+      // Headers promise the whole body; half of it arrives, then the connection closes.
+      response.prepare_payload();
+      const std::string full = response.body();
+      response.body() = full.substr(0, full.size() / 2);
+      response.set(http::field::content_length, std::to_string(full.size()));
+      http::serializer<false, http::string_body> sr{response};
+      beast::error_code ec;
+      http::write(socket, sr, ec);
+      return false;
+    }
+    return send(socket, response);
+  }
+
+  static bool send(tcp::socket& socket, http::response<http::string_body>& response) {
+    response.prepare_payload();
+    beast::error_code ec;
+    http::write(socket, response, ec);
+    return !ec;
+  }
+};
+
+MockLlmServer::MockLlmServer(int port, MockAnswerer answerer, MockFaults faults, uint64_t seed)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->answerer = std::move(answerer);
+  impl_->faults = faults;
+  impl_->seed = seed;
+  tcp::endpoint endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port));
+  impl_->acceptor.open(endpoint.protocol());
+  impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
+  impl_->acceptor.bind(endpoint);
+  impl_->acceptor.listen();
+  impl_->accept_thread = std::thread([impl = impl_.get()] { impl->accept_loop(); });
+}
+
+MockLlmServer::~MockLlmServer() {
+  impl_->stopping.store(true);
+  beast::error_code ignored;
+  {
+    // Wake the accept() with a connection of our own, then close every open socket.
+    tcp::socket poke(impl_->io);
+    poke.connect(tcp::endpoint(asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port())), ignored);
+  }
+  impl_->accept_thread.join();
+  impl_->acceptor.close(ignored);
+  std::vector<std::thread> threads;
+  {
+    std::lock_guard lock(impl_->mutex);
+    for (auto& s : impl_->sockets) s->shutdown(tcp::socket::shutdown_both, ignored);
+    threads.swap(impl_->threads);
+  }
+  for (auto& t : threads) t.join();
+}
+
+void MockLlmServer::require_key(std::string key) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->required_key = std::move(key);
+}
+
+int MockLlmServer::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::string MockLlmServer::base_url() const { return fmt::format("http://127.0.0.1:{}", port()); }
+const MockStats& MockLlmServer::stats() const { return impl_->stats; }
+
+std::map<std::string, std::string> MockLlmServer::last_headers() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->last_headers;
+}
+
+std::string MockLlmServer::last_body() const {
+  std::lock_guard lock(impl_->mutex);
+  return impl_->last_body;
+}
+
+MockAnswerer script_answerer(std::vector<std::string> replies) {
+  auto state = std::make_shared<std::pair<std::mutex, size_t>>();
+  auto script = std::make_shared<std::vector<std::string>>(std::move(replies));
+  return [state, script](const std::string&, const std::string&, const std::string&) {
+    std::lock_guard lock(state->first);
+    if (state->second >= script->size()) return std::string("mock: the script of replies is exhausted");
+    return (*script)[state->second++];
+  };
+}
+
+}  // namespace kmcts::llm

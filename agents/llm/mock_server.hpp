@@ -1,0 +1,68 @@
+#pragma once
+// A mock LLM server for tests and demos (`kmcts mock-llm`): speaks the OpenAI chat-completions
+// and Anthropic messages protocols over HTTP (Boost.Beast), answers from a script of replies
+// or a fixed reply, and injects faults on demand: 429 with and without Retry-After, 500, 529,
+// replies slower than the client's stall timeout, malformed JSON, truncated bodies, replies
+// without code. Fault draws are keyed by (seed, request number): a run repeats.
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kmcts::llm {
+
+struct MockFaults {
+  double rate_429 = 0;             // 429 rate_limit_error with retry-after-ms: 50
+  double rate_429_bare = 0;        // 429 without any retry header
+  double rate_500 = 0;
+  double rate_529 = 0;             // Anthropic's overloaded_error
+  double rate_slow = 0;            // sleeps slow_s before answering
+  double rate_malformed = 0;       // 200 with a body that is not JSON
+  double rate_truncated = 0;       // 200 whose body stops halfway (Content-Length larger)
+  double rate_no_code = 0;         // 200 with a reply that has no code block
+  double slow_s = 5;
+  double total() const;
+};
+
+/// What the server was asked: the request's provider ("openai"/"anthropic"), the system
+/// prompt and the last user message. Returns the reply text.
+using MockAnswerer = std::function<std::string(const std::string& provider, const std::string& system,
+                                               const std::string& user)>;
+
+struct MockStats {
+  std::atomic<int> requests{0};
+  std::atomic<int> faults{0};
+};
+
+class MockLlmServer {
+ public:
+  /// Listens on 127.0.0.1:`port` (0 = any free port) and serves on background threads.
+  MockLlmServer(int port, MockAnswerer answerer, MockFaults faults = {}, uint64_t seed = 0);
+  ~MockLlmServer();  // stops serving
+  MockLlmServer(const MockLlmServer&) = delete;
+  MockLlmServer& operator=(const MockLlmServer&) = delete;
+
+  /// Requests must carry this key (Bearer or x-api-key); others get a 401 that, like real
+  /// providers, quotes the key they sent (so clients' redaction can be tested).
+  void require_key(std::string key);
+  int port() const;
+  std::string base_url() const;
+  const MockStats& stats() const;
+  /// The last request's headers (lower-case names) and body, for wire-format tests.
+  std::map<std::string, std::string> last_headers() const;
+  std::string last_body() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Answers with the next reply of a script, in order (an exhausted script answers with an
+/// error text, which has no code block).
+MockAnswerer script_answerer(std::vector<std::string> replies);
+
+}  // namespace kmcts::llm

@@ -1,0 +1,202 @@
+// The LLM client against the mock server: both wire formats on the wire, retries of every
+// injected fault (waits recorded by a fake clock, never slept), key redaction, cassettes.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "agents/llm/llm_client.hpp"
+#include "agents/llm/mock_server.hpp"
+
+using namespace kmcts;
+using namespace kmcts::llm;
+using nlohmann::json;
+
+namespace {
+
+// Time that only moves when the client sleeps; the sleeps are kept for the test to read.
+struct FakeClock : Clock {
+  double t = 1000;
+  std::vector<double> sleeps;
+  double now_s() override { return t; }
+  void sleep_s(double s) override {
+    if (s <= 0) return;
+    sleeps.push_back(s);
+    t += s;
+  }
+};
+
+ChatRequest ask(const std::string& text, int sample = 0) {
+  ChatRequest r;
+  r.model = "mock-model";
+  r.system = "sys";
+  r.messages = {{"user", text}};
+  r.max_tokens = 200;
+  r.sample = sample;
+  return r;
+}
+
+struct Fixture {
+  explicit Fixture(MockFaults faults = {}, Provider provider = Provider::openai, HttpTimeouts timeouts = {})
+      : server(0, [](const std::string& p, const std::string&, const std::string& user) { return p + " says: " + user; }, faults, 7),
+        clock(std::make_shared<FakeClock>()) {
+    EndpointSettings e;
+    e.provider = provider;
+    e.base_url = server.base_url();
+    e.api_key = "sk-test-0123456789";
+    e.timeouts = timeouts;
+    client = std::make_unique<HttpLlmClient>(e, std::make_shared<HttpTransport>(timeouts), clock);
+  }
+  MockLlmServer server;
+  std::shared_ptr<FakeClock> clock;
+  std::unique_ptr<HttpLlmClient> client;
+};
+
+}  // namespace
+
+TEST_CASE("llm client: OpenAI-compatible call on the wire: bearer key, explicit settings, usage") {
+  Fixture f;
+  CallRecord record;
+  ChatReply reply = f.client->chat(ask("hello"), record);
+  CHECK(reply.text == "openai says: hello");
+  CHECK(record.attempts == 1);
+  CHECK(record.errors.empty());
+  CHECK(record.usage.prompt_tokens == 100);
+  CHECK(record.usage.completion_tokens > 0);
+  auto headers = f.server.last_headers();
+  CHECK(headers.at("authorization") == "Bearer sk-test-0123456789");
+  CHECK(headers.at("content-type") == "application/json");
+  json body = json::parse(f.server.last_body());
+  CHECK(body["max_tokens"] == 200);
+  CHECK(body["temperature"] == 0.7);
+  CHECK(body["messages"][0]["role"] == "system");
+}
+
+TEST_CASE("llm client: Anthropic call on the wire: x-api-key and version headers, system top-level") {
+  Fixture f({}, Provider::anthropic);
+  CallRecord record;
+  CHECK(f.client->chat(ask("hi"), record).text == "anthropic says: hi");
+  auto headers = f.server.last_headers();
+  CHECK(headers.at("x-api-key") == "sk-test-0123456789");
+  CHECK(headers.at("anthropic-version") == "2023-06-01");
+  CHECK_FALSE(headers.count("authorization"));
+  CHECK(json::parse(f.server.last_body())["system"] == "sys");
+}
+
+TEST_CASE("llm client: every retryable fault is retried; Retry-After is honoured; backoff otherwise") {
+  SUBCASE("429 with retry-after-ms: waits exactly what the server said") {
+    MockFaults faults;
+    faults.rate_429 = 1.0;
+    Fixture f(faults);
+    CallRecord record;
+    CHECK_THROWS_AS(f.client->chat(ask("x"), record), LlmFailure);
+    CHECK(record.attempts == 7);  // 1 + 6 retries
+    REQUIRE(f.clock->sleeps.size() == 6);
+    for (double s : f.clock->sleeps) CHECK(s == doctest::Approx(0.05));
+    CHECK(record.errors.front().find("HTTP 429 rate_limit_error") == 0);
+  }
+  SUBCASE("500 and 529: capped exponential backoff with jitter") {
+    for (bool overloaded : {false, true}) {
+      MockFaults faults;
+      (overloaded ? faults.rate_529 : faults.rate_500) = 1.0;
+      Fixture f(faults);
+      CallRecord record;
+      CHECK_THROWS_AS(f.client->chat(ask("x"), record), LlmFailure);
+      REQUIRE(f.clock->sleeps.size() == 6);
+      const double backoff[] = {0.5, 1, 2, 4, 8, 8};
+      for (size_t i = 0; i < 6; ++i) {
+        CHECK(f.clock->sleeps[i] >= backoff[i] / 2 - 1e-9);
+        CHECK(f.clock->sleeps[i] <= backoff[i] + 1e-9);
+      }
+      CHECK(record.errors.back().find(overloaded ? "HTTP 529 overloaded_error" : "HTTP 500") == 0);
+    }
+  }
+  SUBCASE("malformed and truncated bodies are retried too, and the call then succeeds") {
+    for (int which = 0; which < 2; ++which) {
+      MockFaults faults;
+      (which ? faults.rate_truncated : faults.rate_malformed) = 0.3;
+      Fixture f(faults);
+      int retried = 0;
+      for (int i = 0; i < 15; ++i) {
+        CallRecord record;
+        CHECK(f.client->chat(ask("q" + std::to_string(i)), record).text == "openai says: q" + std::to_string(i));
+        retried += record.attempts - 1;
+      }
+      CHECK(retried > 0);  // fault draws are keyed by (seed 7, request number): some hit
+    }
+  }
+}
+
+TEST_CASE("llm client: a reply slower than the stall timeout is abandoned and retried") {
+  MockFaults faults;
+  faults.rate_slow = 0.5;
+  faults.slow_s = 4;
+  HttpTimeouts t;
+  t.stall_s = 1;
+  Fixture f(faults, Provider::openai, t);
+  CallRecord record;
+  int attempts = 0;
+  for (int i = 0; i < 3; ++i) {
+    CallRecord r;
+    CHECK(f.client->chat(ask("s" + std::to_string(i)), r).text == "openai says: s" + std::to_string(i));
+    attempts += r.attempts;
+    for (const auto& e : r.errors) CHECK(e.find("no response") == 0);
+  }
+  CHECK(attempts > 3);
+}
+
+TEST_CASE("llm client: fatal errors fail at once, and the key never appears in an error") {
+  Fixture f;
+  f.server.require_key("sk-the-right-one");
+  CallRecord record;
+  try {
+    f.client->chat(ask("x"), record);
+    FAIL("no throw");
+  } catch (const LlmFailure& e) {
+    CHECK(e.error.status == 401);
+    CHECK(std::string(e.what()).find("sk-test-0123456789") == std::string::npos);
+    CHECK(std::string(e.what()).find("[redacted]") != std::string::npos);
+    CHECK(std::string(e.what()).find("api_key_env") != std::string::npos);
+  }
+  CHECK(record.attempts == 1);
+  for (const auto& e : record.errors) CHECK(e.find("sk-test-0123456789") == std::string::npos);
+  // A connection refused is retried, then reported without the key either.
+  EndpointSettings e;
+  e.base_url = "http://127.0.0.1:1";
+  e.api_key = "sk-test-0123456789";
+  e.retry.max_retries = 1;
+  HttpLlmClient refused(e, std::make_shared<HttpTransport>(HttpTimeouts{}), std::make_shared<FakeClock>());
+  CallRecord r2;
+  CHECK_THROWS_AS(refused.chat(ask("x"), r2), LlmFailure);
+  CHECK(r2.attempts == 2);
+  CHECK(r2.errors[0].find("no response") == 0);
+}
+
+TEST_CASE("llm client: record, then replay offline with the server gone; a miss is a clear error") {
+  auto file = std::filesystem::temp_directory_path() / ("kmcts-test-llm-cassette-" + std::to_string(::getpid())) / "c.jsonl";
+  std::filesystem::remove_all(file.parent_path());
+  {
+    Fixture f;
+    CassetteClient recorder(CassetteMode::record, std::make_shared<Cassette>(file),
+                            std::shared_ptr<LlmClient>(f.client.release()));
+    CallRecord r;
+    CHECK(recorder.chat(ask("one"), r).text == "openai says: one");
+    CHECK(r.cassette == "recorded");
+    CHECK(recorder.chat(ask("one", 1), r).text == "openai says: one");  // a second sample
+  }
+  CassetteClient player(CassetteMode::replay, std::make_shared<Cassette>(file), nullptr);
+  CallRecord r;
+  CHECK(player.chat(ask("one", 1), r).text == "openai says: one");  // any order
+  CHECK(r.cassette == "hit");
+  CHECK(r.attempts == 0);
+  CHECK(player.chat(ask("one"), r).usage.prompt_tokens == 100);
+  try {
+    player.chat(ask("two"), r);
+    FAIL("no throw");
+  } catch (const LlmFailure& e) {
+    CHECK(e.error.type == "cassette_miss");
+    CHECK(std::string(e.what()).find("c.jsonl") != std::string::npos);
+  }
+  std::filesystem::remove_all(file.parent_path());
+}
