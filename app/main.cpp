@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_resume);
   add(kmcts::app::add_replay);
   add(kmcts::app::add_doctor);
+  add(kmcts::app::add_mock_llm);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
