@@ -38,8 +38,17 @@ struct Plan {
 struct AgentUsage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;     // of the prompt tokens
+  int64_t reasoning_tokens = 0;  // of the completion tokens
   double dollars = 0;
-  int calls = 0;
+  int calls = 0;                 // LLM calls
+  int retries = 0;               // failed attempts that were retried or gave up
+  nlohmann::json llm_calls = nlohmann::json::array();  // one record per LLM call (llm::CallRecord)
+
+  void add(const AgentUsage& other);
+  /// The counters (not the call records), for event payloads; from_json reads them back.
+  nlohmann::json totals() const;
+  static AgentUsage from_totals(const nlohmann::json& j);
 };
 
 struct PlanContext {
@@ -56,6 +65,9 @@ struct PlanResult {
   std::vector<Plan> plans;  // may be fewer than asked (space exhausted) or empty
   AgentUsage usage;
   std::string error;        // why no plan came back, if none did
+  /// Nothing more will ever come for this node (the rule planner ran out of moves): the
+  /// search closes it. False for a failure that may pass (an LLM reply without plans).
+  bool exhausted = false;
 };
 
 struct CodeResult {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/llm/mock_rule_answerer.hpp"
 #include "agents/llm/mock_server.hpp"
 #include "app/commands.hpp"
 #include "core/error.hpp"
@@ -18,7 +19,7 @@ void on_signal(int) { g_quit = 1; }
 
 struct MockArgs {
   int port = 0;
-  std::string script, reply = "mock: no reply configured (use --script or --reply)", key_env;
+  std::string script, reply = "mock: no reply configured (use --script, --reply or --problem)", key_env, problem;
   llm::MockFaults faults;
   uint64_t seed = 0;
 };
@@ -31,7 +32,10 @@ Command add_mock_llm(CLI::App& root) {
       "mock-llm", "Serve an OpenAI- and Anthropic-compatible mock LLM on 127.0.0.1, with fault injection (Ctrl-C stops it)");
   cmd->add_option("--port", a->port, "Port (0 = any free port, printed at start)");
   cmd->add_option("--script", a->script, "JSON file: an array of reply texts, served in order");
-  cmd->add_option("--reply", a->reply, "Reply text for every request (when no --script)");
+  cmd->add_option("--reply", a->reply, "Reply text for every request (when no --script or --problem)");
+  cmd->add_option("--problem", a->problem,
+                  "Answer as the offline rule agents over this problem's tunable space (an LLM-driven search then runs "
+                  "with no model: plans, code and repairs come from the rule agents)");
   cmd->add_option("--require-key-env", a->key_env, "Requests must carry the key in this environment variable (else 401)");
   cmd->add_option("--seed", a->seed, "Seed of the fault draws (keyed by request number)");
   cmd->add_option("--fault-429", a->faults.rate_429, "Share of requests answered 429 with retry-after-ms")->check(CLI::Range(0.0, 1.0));
@@ -46,7 +50,9 @@ Command add_mock_llm(CLI::App& root) {
   return [a] {
     if (a->faults.total() > 1.0) throw InputError(fmt::format("mock-llm: the fault shares add up to {:g}, more than 1", a->faults.total()));
     llm::MockAnswerer answerer;
-    if (!a->script.empty()) {
+    if (!a->problem.empty()) {
+      answerer = llm::rule_answerer(load_problem(a->problem));
+    } else if (!a->script.empty()) {
       std::ifstream in(a->script);
       if (!in) throw InputError("mock-llm --script: cannot read " + a->script);
       nlohmann::json j = nlohmann::json::parse(in, nullptr, false);

@@ -29,11 +29,13 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return row[b.size()];
 }
 
-// Flattens {"a": {"b": 1}} into {"a.b": 1}; objects are namespaces, never values.
+// Flattens {"a": {"b": 1}} into {"a.b": 1}; objects are namespaces, except the value of a
+// declared Object option, which is kept whole.
 void flatten(const json& in, const std::string& prefix, json& out) {
   for (const auto& [k, v] : in.items()) {
     std::string key = prefix.empty() ? k : prefix + "." + k;
-    if (v.is_object())
+    const OptionSpec* spec = OptionTable::instance().find(key);
+    if (v.is_object() && !(spec && spec->type == OptionType::Object))
       flatten(v, key, out);
     else
       out[key] = v;
@@ -69,6 +71,10 @@ json coerce(const OptionSpec& spec, const json& v, const std::string& origin) {
       if (!v.is_string()) throw fail("must be a string");
       out = v;
       break;
+    case OptionType::Object:
+      if (!v.is_object()) throw fail("must be a JSON object");
+      out = v;
+      break;
   }
   if (spec.type == OptionType::Int || spec.type == OptionType::Double) {
     double x = out.get<double>();
@@ -90,6 +96,7 @@ const char* to_string(OptionType type) {
     case OptionType::Double: return "double";
     case OptionType::Bool: return "bool";
     case OptionType::String: return "string";
+    case OptionType::Object: return "object";
   }
   return "?";
 }
@@ -173,6 +180,7 @@ double Config::get_double(const std::string& key) const {
   return value(key, OptionType::Double).get<double>();
 }
 bool Config::get_bool(const std::string& key) const { return value(key, OptionType::Bool).get<bool>(); }
+json Config::get_object(const std::string& key) const { return value(key, OptionType::Object); }
 std::string Config::get_string(const std::string& key) const {
   return value(key, OptionType::String).get<std::string>();
 }

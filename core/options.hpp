@@ -11,7 +11,7 @@
 
 namespace kmcts {
 
-enum class OptionType { Int, Double, Bool, String };
+enum class OptionType { Int, Double, Bool, String, Object };
 
 struct OptionSpec {
   std::string key;  // dotted: "search.exploration"
@@ -54,6 +54,8 @@ class Config {
   double get_double(const std::string& key) const;
   bool get_bool(const std::string& key) const;
   std::string get_string(const std::string& key) const;
+  /// An Object option: a JSON object kept whole (e.g. a price table keyed by model name).
+  nlohmann::json get_object(const std::string& key) const;
 
   /// The effective config as a nested JSON object (saved in each run).
   nlohmann::json to_json() const;

@@ -401,3 +401,19 @@ SpacePoint TunableSpace::point_from_json(const json& j) {
 }
 
 }  // namespace kmcts
+
+namespace kmcts {
+
+void TunableSpace::for_each_point(const std::function<void(const SpacePoint&)>& f) const {
+  std::vector<size_t> x(params_.size(), 0);
+  while (true) {
+    SpacePoint p;
+    for (size_t i = 0; i < params_.size(); ++i) p[params_[i].name] = params_[i].values[x[i]];
+    f(p);
+    size_t i = params_.size();  // odometer, the last parameter fastest
+    while (i > 0 && ++x[i - 1] == params_[i - 1].values.size()) x[--i] = 0;
+    if (i == 0) return;
+  }
+}
+
+}  // namespace kmcts

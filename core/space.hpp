@@ -3,6 +3,7 @@
 // constraints between them, and a default point. The rule agents move in it; the seed
 // kernel is the template rendered at the default point.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ class TunableSpace {
   /// Substitutes {{NAME}} in the template with the point's values. A placeholder with
   /// no parameter is an InputError naming it.
   std::string render(const std::string& template_text, const SpacePoint& point) const;
+
+  /// Calls f on every point of the product of the value lists (valid or not), the last
+  /// parameter fastest.
+  void for_each_point(const std::function<void(const SpacePoint&)>& f) const;
 
   static nlohmann::json to_json(const SpacePoint& point);
   static SpacePoint point_from_json(const nlohmann::json& j);

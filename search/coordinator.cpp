@@ -38,9 +38,14 @@ KMCTS_OPTION("search.wave_size", Int, 4, 1, 1024,
              "Selections per wave in deterministic mode; it, not --workers, shapes the search there.")
 KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy: mcts, or a baseline for ablations: random, linear, beam, egreedy_tree.")
 KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward: log_speedup (clipped log of the speedup) or rank (percentile among earlier variants, in [-1, 1]); failures get search.failure_penalty.")
-KMCTS_OPTION("agents.planner", String, "rule", std::nullopt, std::nullopt, "Planner by name: rule (local moves in the tunable space) or sweep (every point of the space once, in order: an exhaustive sweep).")
-KMCTS_OPTION("agents.coder", String, "rule", std::nullopt, std::nullopt, "Coder by name (rule).")
-KMCTS_OPTION("agents.debugger", String, "rule", std::nullopt, std::nullopt, "Debugger by name (rule).")
+KMCTS_OPTION("agents.backend", String, "rule", std::nullopt, std::nullopt,
+             "Agents of every role left empty below: rule (offline moves in the tunable space) or llm (an LLM endpoint, "
+             "see agents.llm.*).")
+KMCTS_OPTION("agents.planner", String, "", std::nullopt, std::nullopt,
+             "Planner by name: rule, llm, or sweep (every point of the tunable space once, in order: an exhaustive "
+             "sweep); empty = agents.backend.")
+KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by name: rule or llm; empty = agents.backend.")
+KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule or llm; empty = agents.backend.")
 KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
              "Plans one Planner call proposes; unused ones are queued on the node for later expansions.")
 KMCTS_OPTION("evaluator.name", String, "cpu", std::nullopt, std::nullopt, "Evaluator by name (cpu, synthetic).")
@@ -49,9 +54,13 @@ namespace kmcts {
 SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   SearchParts p;
   p.evaluator = EvaluatorRegistry::instance().create("evaluator", c.get_string("evaluator.name"), problem, c);
-  p.planner = PlannerRegistry::instance().create("planner", c.get_string("agents.planner"), c);
-  p.coder = CoderRegistry::instance().create("coder", c.get_string("agents.coder"), c);
-  p.debugger = DebuggerRegistry::instance().create("debugger", c.get_string("agents.debugger"), c);
+  auto agent = [&c](const char* key) {
+    std::string name = c.get_string(key);
+    return name.empty() ? c.get_string("agents.backend") : name;
+  };
+  p.planner = PlannerRegistry::instance().create("planner", agent("agents.planner"), c);
+  p.coder = CoderRegistry::instance().create("coder", agent("agents.coder"), c);
+  p.debugger = DebuggerRegistry::instance().create("debugger", agent("agents.debugger"), c);
   p.strategy = StrategyRegistry::instance().create("strategy", c.get_string("search.strategy"), c);
   p.reward = RewardRegistry::instance().create("reward", c.get_string("search.reward"), c);
   return p;

@@ -93,6 +93,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
   ctx.known = s.known;
+  if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
   s.agents.submit([&s, sel, ctx = std::move(ctx), plan] {
     AgentDone done;
     done.selection = sel;
@@ -103,7 +104,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
         PlanResult proposed = s.parts.planner->propose(ctx);
         done.code.usage = proposed.usage;
         if (proposed.plans.empty()) {
-          done.exhausted = true;
+          done.exhausted = proposed.exhausted;
           done.error = proposed.error.empty() ? "the planner proposed nothing" : proposed.error;
         } else {
           chosen = proposed.plans.front();
@@ -114,10 +115,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
         AgentUsage planning = done.code.usage;
         done.plan = *chosen;
         done.code = s.parts.coder->write(s.problem, ctx.parent, *chosen);
-        done.code.usage.prompt_tokens += planning.prompt_tokens;
-        done.code.usage.completion_tokens += planning.completion_tokens;
-        done.code.usage.dollars += planning.dollars;
-        done.code.usage.calls += planning.calls;
+        planning.add(done.code.usage);
+        done.code.usage = std::move(planning);
         store_source(s, done);
       }
     } catch (const std::exception& e) {
@@ -131,17 +130,25 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
 void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   s.agent_stage--;
   const Selection& sel = d.selection;
-  s.usage.prompt_tokens += d.code.usage.prompt_tokens;
-  s.usage.completion_tokens += d.code.usage.completion_tokens;
-  s.usage.dollars += d.code.usage.dollars;
-  s.usage.calls += d.code.usage.calls;
+  AgentUsage totals = d.code.usage;
+  totals.llm_calls = nlohmann::json::array();  // the run's totals keep counters, not every record
+  s.usage.add(totals);
+  // LLM agents leave their usage and every call's record (attempts, errors) in the event;
+  // rule agents make no calls and leave nothing.
+  auto with_usage = [&d](nlohmann::json payload) {
+    if (d.code.usage.calls > 0 || !d.code.usage.llm_calls.empty()) {
+      payload["usage"] = d.code.usage.totals();
+      payload["llm_calls"] = d.code.usage.llm_calls;
+    }
+    return payload;
+  };
   auto& queue = s.queued_plans[sel.node];
   queue.insert(queue.end(), d.spare_plans.begin(), d.spare_plans.end());
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
   if (!d.error.empty() || !d.code.ok) {
     std::string why = !d.error.empty() ? d.error : d.code.error;
-    s.event("agent_failed", {{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
-                             {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", d.spare_plans.size()}});
+    s.event("agent_failed", with_usage({{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
+                                        {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", d.spare_plans.size()}}));
     s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);
     s.in_flight--;
     return;
@@ -166,11 +173,11 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   }
   if (added.new_edge) s.writer.write([e = *g.edge(sel.node, added.node)](RunStore& st) { st.add_edge(e); });
   if (added.new_edge && !added.new_node) s.transpositions++;
-  s.event("child", {{"trial", sel.trial}, {"parent", sel.node}, {"child", added.node}, {"kind", kind},
-                    {"hash", child.hash}, {"meta", d.code.meta}, {"plan", d.plan.text}, {"plan_data", edge.plan_data},
-                    {"prior", d.plan.prior}, {"spare_plans", d.spare_plans.size()},
-                    {"new_node", added.new_node}, {"new_edge", added.new_edge}, {"closes_cycle", added.closes_cycle},
-                    {"agent_seconds", d.seconds}});
+  s.event("child", with_usage({{"trial", sel.trial}, {"parent", sel.node}, {"child", added.node}, {"kind", kind},
+                               {"hash", child.hash}, {"meta", d.code.meta}, {"plan", d.plan.text}, {"plan_data", edge.plan_data},
+                               {"prior", d.plan.prior}, {"spare_plans", d.spare_plans.size()},
+                               {"new_node", added.new_node}, {"new_edge", added.new_edge}, {"closes_cycle", added.closes_cycle},
+                               {"agent_seconds", d.seconds}}));
   s.parts.strategy->on_child(g, sel, added.node, added.new_node);
   if (added.new_node) {
     start_evaluation(s, sel, added.node, d.code.source);

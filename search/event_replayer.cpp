@@ -37,6 +37,9 @@ std::string EventReplayer::apply(const EventRecord& e) {
     if (e.kind == "child" && p.value("new_node", false)) creator_[p.at("child").get<int>()] = trial;
     d.plan.text = p.value("plan", "");
     d.spare_plans.resize(p.value("spare_plans", size_t{0}));
+    // Usage first: apply_agent counts it into the run's totals (token and dollar budgets).
+    AgentUsage usage = AgentUsage::from_totals(p.value("usage", nlohmann::json::object()));
+    usage.llm_calls = p.value("llm_calls", nlohmann::json::array());
     if (e.kind == "child") {
       d.code.ok = true;
       d.code.meta = p.at("meta");
@@ -46,7 +49,9 @@ std::string EventReplayer::apply(const EventRecord& e) {
       d.plan.data = p.at("plan_data");
       d.plan.prior = p.value("prior", 1.0);
       d.seconds = p.value("agent_seconds", 0.0);
+      d.code.usage = usage;
     } else {
+      d.code.usage = usage;
       d.error = p.value("error", "");
       d.exhausted = p.value("exhausted", false);
     }

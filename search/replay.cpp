@@ -22,6 +22,8 @@ bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0
 // Payload keys that measure wall time, not the search.
 json without_timing(json payload) {
   payload.erase("agent_seconds");
+  if (payload.contains("llm_calls") && payload["llm_calls"].is_array())
+    for (auto& call : payload["llm_calls"]) call.erase("seconds");
   return payload;
 }
 

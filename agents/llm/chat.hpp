@@ -1,6 +1,7 @@
 #pragma once
 // The provider-neutral shape of one LLM call: what a role asks, what comes back, and what
 // went wrong. Wire formats (wire.hpp) translate these to and from each provider's JSON.
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -24,7 +25,7 @@ struct ChatRequest {
   int max_tokens = 4096;
   /// Which sample of this exact request (0, 1, ...): the cassette key includes it, so k
   /// identical requests replay k recorded replies, whatever order they complete in.
-  int sample = 0;
+  uint64_t sample = 0;
 };
 
 struct Usage {

@@ -57,6 +57,13 @@ class RulePlanner final : public Planner {
         pair_probability_(config.get_double("agents.rule.pair_probability")) {}
 
   PlanResult propose(const PlanContext& context) override {
+    PlanResult result = plans_for(context);
+    result.exhausted = result.plans.empty();  // every failure here is permanent for the node
+    return result;
+  }
+
+ private:
+  PlanResult plans_for(const PlanContext& context) {
     PlanResult result;
     const TunableSpace* space = space_of(context.problem, "rule planner", result.error);
     if (!space) return result;
@@ -91,7 +98,6 @@ class RulePlanner final : public Planner {
     return result;
   }
 
- private:
   // Fills the three pools in space order (the order matters only for determinism).
   // `known`: points anywhere in the graph (no new information there); may be null.
   static void enumerate(const TunableSpace& space, const SpacePoint& start, const std::set<SpacePoint>& seen,

@@ -24,6 +24,13 @@ class SweepPlanner final : public Planner {
   explicit SweepPlanner(const Config&) {}
 
   PlanResult propose(const PlanContext& context) override {
+    PlanResult result = plans_for(context);
+    result.exhausted = result.plans.empty();  // every failure here is permanent for the node
+    return result;
+  }
+
+ private:
+  PlanResult plans_for(const PlanContext& context) {
     PlanResult result;
     const TunableSpace* space = space_of(context.problem, "sweep planner", result.error);
     if (!space) return result;
@@ -45,7 +52,6 @@ class SweepPlanner final : public Planner {
     return result;
   }
 
- private:
   // Point number i, the last parameter fastest.
   static SpacePoint point_at(const TunableSpace& space, uint64_t i) {
     SpacePoint p;

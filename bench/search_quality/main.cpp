@@ -86,6 +86,11 @@ void run_case(const Case& c, int seeds, nlohmann::json& result, std::string& md,
     if (a.second.stats.median != b.second.stats.median) return a.second.stats.median < b.second.stats.median;
     return a.second.censored < b.second.censored;
   });
+  if (cells.size() < 2) {  // one strategy: nothing to rank
+    summary += fmt::format("- {}: {} median {}.\n", c.key, cells[0].first, show(cells[0].second.stats.median, budget));
+    md += "\n";
+    return;
+  }
   const Cell& w = cells[0].second;
   const Cell& r = cells[1].second;
   int wins = 0, ties = 0;  // paired: the same seed is the same landscape for both

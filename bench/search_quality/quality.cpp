@@ -65,16 +65,7 @@ Recorded read_recorded(const fs::path& problem_dir, const std::vector<fs::path>&
   }
   r.variants = static_cast<int>(seen.size());
   r.failed = static_cast<int>(failed.size());
-  const auto& params = problem.space->params();
-  std::vector<size_t> x(params.size(), 0);
-  while (true) {  // odometer over the space
-    SpacePoint p;
-    for (size_t i = 0; i < params.size(); ++i) p[params[i].name] = params[i].values[x[i]];
-    r.valid_points += problem.space->valid(p);
-    size_t i = 0;
-    while (i < x.size() && ++x[i] == params[i].values.size()) x[i++] = 0;
-    if (i == x.size()) break;
-  }
+  problem.space->for_each_point([&](const SpacePoint& p) { r.valid_points += problem.space->valid(p); });
   return r;
 }
 

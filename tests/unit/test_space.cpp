@@ -247,4 +247,13 @@ TEST_CASE("space: points round-trip through JSON") {
   CHECK(contains(error_of([] { TunableSpace::point_from_json({{"A", 1.5}}); }), "'A'"));
 }
 
+TEST_CASE("space: for_each_point visits the whole product once, the last parameter fastest") {
+  TunableSpace space = TunableSpace::from_json(json::parse(R"({
+    "params": [{"name": "A", "values": [1, 2, 3]}, {"name": "B", "values": ["x", "y"]}],
+    "default": {"A": 1, "B": "x"}})"), "t/space.json");
+  std::vector<std::string> seen;
+  space.for_each_point([&](const SpacePoint& p) { seen.push_back(p.at("A").dump() + p.at("B").get<std::string>()); });
+  CHECK(seen == std::vector<std::string>{"1x", "1y", "2x", "2y", "3x", "3y"});
+}
+
 }  // namespace kmcts

@@ -1,0 +1,192 @@
+// The LLM Planner, Coder and Debugger (registered as "llm"): a prompt template filled from the
+// search's context, one chat call, the reply parsed. A reply without a usable plan list or
+// code block is a failed expansion with the reason recorded, never a crash.
+#include <fmt/format.h>
+
+#include "agents/llm/prompt.hpp"
+#include "agents/llm/reply_parser.hpp"
+#include "agents/llm/session.hpp"
+#include "agents/roles.hpp"
+
+KMCTS_OPTION("agents.llm.hardware", String, "", std::nullopt, std::nullopt,
+             "Hardware facts for the Planner's prompt (e.g. \"H200: 132 SMs, 4.8 TB/s HBM3e, 228 KB shared memory per SM\").")
+
+namespace kmcts::llm {
+namespace {
+
+const std::set<std::string> kCommon = {"kind", "problem_name", "problem_description", "reference_source"};
+
+std::set<std::string> with_common(std::set<std::string> names) {
+  names.insert(kCommon.begin(), kCommon.end());
+  return names;
+}
+
+PromptTemplate load_template(const Config& c, const std::string& role, const std::set<std::string>& names) {
+  std::string dir = c.get_string("agents.llm.prompt_dir");
+  return PromptTemplate::load((dir.empty() ? default_prompt_dir() : std::filesystem::path(dir)) / (role + ".md"), with_common(names));
+}
+
+std::map<std::string, std::string> common_values(const Problem& p) {
+  return {{"kind", p.kind}, {"problem_name", p.name}, {"problem_description", p.description},
+          {"reference_source", p.reference_source}};
+}
+
+std::string describe_result(const NodeView& n) {
+  if (!n.result) return "not measured yet";
+  const EvalResult& r = *n.result;
+  if (r.ok())
+    return fmt::format("correct; median {:.1f} us, {:.3f}x the reference's speed", r.candidate.median_ns / 1000, r.speedup);
+  return fmt::format("{}: {}", to_string(r.verdict), r.message);
+}
+
+std::string describe_history(const NodeView& n) {
+  if (n.plan_history.empty()) return "the seed kernel";
+  std::string out;
+  for (size_t i = 0; i < n.plan_history.size(); ++i) out += fmt::format("{}{}. {}", i ? "; " : "", i + 1, n.plan_history[i]);
+  return out;
+}
+
+ChatRequest request_for(const RoleSettings& r, std::string prompt, uint64_t sample) {
+  ChatRequest q;
+  q.model = r.model;
+  q.system = r.system;
+  q.messages = {{"user", std::move(prompt)}};
+  q.temperature = r.temperature;
+  q.top_p = r.top_p;
+  q.max_tokens = r.max_tokens;
+  q.sample = sample;
+  return q;
+}
+
+// The tail of a long log: compilers put the first error first, but the line that matters for
+// a crash or a wrong answer is usually near the end; both ends are kept.
+std::string error_text(const EvalResult& r) {
+  std::string log = r.log;
+  if (log.size() > 6000) log = log.substr(0, 3000) + "\n[...]\n" + log.substr(log.size() - 3000);
+  return r.message + (log.empty() ? "" : "\n\n" + log);
+}
+
+class LlmPlanner final : public Planner {
+ public:
+  explicit LlmPlanner(const Config& c)
+      : session_(Session::for_config(c)),
+        role_(session_->role("planner", c)),
+        template_(load_template(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
+                                               "best_summary", "tried", "count"})),
+        hardware_(c.get_string("agents.llm.hardware")) {}
+
+  PlanResult propose(const PlanContext& ctx) override {
+    PlanResult result;
+    auto values = common_values(*ctx.problem);
+    values["hardware"] = hardware_.empty() ? "not described (set agents.llm.hardware)" : hardware_;
+    values["parent_id"] = std::to_string(ctx.parent.id);
+    values["parent_source"] = ctx.parent.source;
+    values["parent_result"] = describe_result(ctx.parent);
+    values["parent_history"] = describe_history(ctx.parent);
+    values["best_summary"] = ctx.best ? fmt::format("node {} ({}), reached by: {}", ctx.best->id, describe_result(*ctx.best),
+                                                    describe_history(*ctx.best))
+                                      : "this kernel is the best so far";
+    std::string tried;
+    for (const auto& t : ctx.tried)
+      tried += fmt::format("- {} -> {}\n", t.plan_history.empty() ? "(unnamed)" : t.plan_history.back(), describe_result(t));
+    values["tried"] = tried.empty() ? "none yet" : tried;
+    values["count"] = std::to_string(ctx.count);
+    CounterRng rng = ctx.rng;
+    try {
+      ChatReply reply = session_->chat(request_for(role_, template_.render(values), rng.next()), "planner", result.usage);
+      for (const auto& p : parse_plans(reply.text, ctx.count)) {
+        Plan plan;
+        plan.text = p.text;
+        plan.prior = p.prior;
+        plan.data = {{"source", "llm"}, {"model", role_.model}};
+        result.plans.push_back(std::move(plan));
+      }
+      if (result.plans.empty()) result.error = "llm planner: the reply has no list of plans";
+    } catch (const LlmFailure& e) {
+      result.error = std::string("llm planner: ") + e.what();
+    }
+    return result;
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+  RoleSettings role_;
+  PromptTemplate template_;
+  std::string hardware_;
+};
+
+class LlmCoder final : public Coder {
+ public:
+  explicit LlmCoder(const Config& c)
+      : session_(Session::for_config(c)), role_(session_->role("coder", c)), template_(load_template(c, "coder", {"parent_source", "plan"})) {}
+
+  CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
+    auto values = common_values(problem);
+    values["parent_source"] = parent.source;
+    values["plan"] = plan.text;
+    // The same plan for the same parent is the same question: sample 0 (a repeat merges
+    // into the existing node as a transposition).
+    return code_from(session_, role_, template_.render(values), 0, "llm coder");
+  }
+
+  static CodeResult code_from(const std::shared_ptr<Session>& session, const RoleSettings& role, std::string prompt,
+                              uint64_t sample, const char* who) {
+    CodeResult out;
+    try {
+      ChatReply reply = session->chat(request_for(role, std::move(prompt), sample), role.role, out.usage);
+      if (auto code = extract_code(reply.text)) {
+        out.ok = true;
+        out.source = *code;
+        out.meta = {{"agent", "llm"}, {"model", role.model}};
+      } else {
+        out.error = fmt::format("{}: the reply has no complete C/C++/CUDA code block ({} characters, finish reason '{}')", who,
+                                reply.text.size(), reply.finish_reason);
+      }
+    } catch (const LlmFailure& e) {
+      out.error = fmt::format("{}: {}", who, e.what());
+    }
+    return out;
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+  RoleSettings role_;
+  PromptTemplate template_;
+};
+
+class LlmDebugger final : public Debugger {
+ public:
+  explicit LlmDebugger(const Config& c)
+      : session_(Session::for_config(c)),
+        role_(session_->role("debugger", c)),
+        template_(load_template(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"})) {}
+
+  CodeResult repair(const DebugContext& ctx) override {
+    auto values = common_values(*ctx.problem);
+    values["parent_source"] = ctx.parent.source;
+    values["failed_source"] = ctx.failed.source;
+    values["verdict"] = ctx.failed.result ? to_string(ctx.failed.result->verdict) : "unknown";
+    values["error"] = ctx.failed.result ? error_text(*ctx.failed.result) : "(no result recorded)";
+    values["attempt"] = std::to_string(ctx.attempt + 1);
+    CounterRng rng = ctx.rng;
+    return LlmCoder::code_from(session_, role_, template_.render(values), rng.next(), "llm debugger");
+  }
+
+ private:
+  std::shared_ptr<Session> session_;
+  RoleSettings role_;
+  PromptTemplate template_;
+};
+
+}  // namespace
+}  // namespace kmcts::llm
+
+KMCTS_REGISTER(kmcts::PlannerRegistry, "llm", [](const kmcts::Config& c) -> std::unique_ptr<kmcts::Planner> {
+  return std::make_unique<kmcts::llm::LlmPlanner>(c);
+})
+KMCTS_REGISTER(kmcts::CoderRegistry, "llm", [](const kmcts::Config& c) -> std::unique_ptr<kmcts::Coder> {
+  return std::make_unique<kmcts::llm::LlmCoder>(c);
+})
+KMCTS_REGISTER(kmcts::DebuggerRegistry, "llm", [](const kmcts::Config& c) -> std::unique_ptr<kmcts::Debugger> {
+  return std::make_unique<kmcts::llm::LlmDebugger>(c);
+})

@@ -1,0 +1,131 @@
+#include "agents/llm/session.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+KMCTS_OPTION("agents.llm.provider", String, "openai", std::nullopt, std::nullopt,
+             "LLM wire format: openai (OpenAI and every OpenAI-compatible server: vLLM, SGLang, llama.cpp, Ollama) or anthropic.")
+KMCTS_OPTION("agents.llm.base_url", String, "https://api.openai.com", std::nullopt, std::nullopt,
+             "Endpoint base URL, with or without /v1 (e.g. http://127.0.0.1:8000 for a local server, https://api.anthropic.com).")
+KMCTS_OPTION("agents.llm.api_key_env", String, "OPENAI_API_KEY", std::nullopt, std::nullopt,
+             "Name of the environment variable holding the API key (the key itself is never put in a config, log or store; "
+             "unset or empty = no auth header, for local servers).")
+KMCTS_OPTION("agents.llm.model", String, "gpt-4o-mini", std::nullopt, std::nullopt, "Model of every role that names none.")
+KMCTS_OPTION("agents.llm.planner.model", String, "", std::nullopt, std::nullopt, "Planner model (empty = agents.llm.model).")
+KMCTS_OPTION("agents.llm.coder.model", String, "", std::nullopt, std::nullopt, "Coder model (empty = agents.llm.model).")
+KMCTS_OPTION("agents.llm.debugger.model", String, "", std::nullopt, std::nullopt, "Debugger model (empty = agents.llm.model).")
+KMCTS_OPTION("agents.llm.planner.temperature", Double, 0.8, 0.0, 2.0, "Planner sampling temperature (diverse plans).")
+KMCTS_OPTION("agents.llm.coder.temperature", Double, 0.2, 0.0, 2.0, "Coder sampling temperature (faithful code).")
+KMCTS_OPTION("agents.llm.debugger.temperature", Double, 0.2, 0.0, 2.0, "Debugger sampling temperature.")
+KMCTS_OPTION("agents.llm.planner.max_tokens", Int, 1024, 1, 1000000, "Planner completion budget per call.")
+KMCTS_OPTION("agents.llm.coder.max_tokens", Int, 8192, 1, 1000000, "Coder completion budget per call.")
+KMCTS_OPTION("agents.llm.debugger.max_tokens", Int, 8192, 1, 1000000, "Debugger completion budget per call.")
+KMCTS_OPTION("agents.llm.top_p", Double, 1.0, 0.0, 1.0, "Nucleus sampling top_p of every call (sent explicitly: local servers differ).")
+KMCTS_OPTION("agents.llm.system", String,
+             "You are an expert in high-performance kernels. Answer exactly in the format the task asks for.",
+             std::nullopt, std::nullopt, "System prompt of every role.")
+KMCTS_OPTION("agents.llm.prompt_dir", String, "", std::nullopt, std::nullopt,
+             "Folder of planner.md, coder.md and debugger.md prompt templates (empty = the shipped configs/prompts).")
+KMCTS_OPTION("agents.llm.connect_timeout_s", Double, 10.0, 0.1, 600.0, "Connect timeout of each request.")
+KMCTS_OPTION("agents.llm.stall_timeout_s", Double, 120.0, 0.1, 3600.0,
+             "A request that receives nothing for this long is abandoned (and retried).")
+KMCTS_OPTION("agents.llm.timeout_s", Double, 900.0, 1.0, 86400.0, "Whole-request timeout, reply included.")
+KMCTS_OPTION("agents.llm.max_retries", Int, 6, 0, 100,
+             "Retries of a call after 408/409/429/5xx/529, connection errors and unreadable replies (capped backoff, "
+             "Retry-After honoured).")
+KMCTS_OPTION("agents.llm.requests_per_minute", Double, 0.0, 0.0, 1.0e7, "Client-side request rate limit of the endpoint (0 = none).")
+KMCTS_OPTION("agents.llm.tokens_per_minute", Double, 0.0, 0.0, 1.0e12,
+             "Client-side token rate limit of the endpoint (0 = none): reserved before sending, reconciled from usage.")
+KMCTS_OPTION("agents.llm.prices", Object, nlohmann::json::object(), std::nullopt, std::nullopt,
+             "Dollars per million tokens by model: {\"MODEL\": {\"prompt\": 0.15, \"cached\": 0.075, \"completion\": 0.6}}. "
+             "A model without a price costs 0 (and search.max_dollars then refuses to start).")
+KMCTS_OPTION("agents.llm.cassette", String, "", std::nullopt, std::nullopt,
+             "Cassette file (JSONL) of recorded replies, keyed by the whole request and a sample id.")
+KMCTS_OPTION("agents.llm.cassette_mode", String, "off", std::nullopt, std::nullopt,
+             "off, record (call the endpoint, append replies), replay (answer from the cassette only; a miss is an "
+             "error) or replay_or_record.")
+
+namespace kmcts::llm {
+
+namespace {
+
+std::string role_model(const std::string& role, const Config& c) {
+  std::string m = c.get_string("agents.llm." + role + ".model");
+  return m.empty() ? c.get_string("agents.llm.model") : m;
+}
+
+}  // namespace
+
+std::shared_ptr<Session> Session::for_config(const Config& c) {
+  const CassetteMode mode = cassette_mode_from_string(c.get_string("agents.llm.cassette_mode"), "agents.llm.cassette_mode");
+  const std::string cassette_path = c.get_string("agents.llm.cassette");
+  if (mode != CassetteMode::off && cassette_path.empty())
+    throw InputError("agents.llm.cassette: a cassette file is needed for agents.llm.cassette_mode=" + c.get_string("agents.llm.cassette_mode"));
+  if (mode == CassetteMode::replay && !std::filesystem::exists(cassette_path))
+    throw InputError("agents.llm.cassette: " + cassette_path + " does not exist (cassette_mode=replay reads it)");
+  const double max_dollars = c.get_double("search.max_dollars");
+  const nlohmann::json prices = c.get_object("agents.llm.prices");
+  if (max_dollars > 0)
+    for (const char* role : {"planner", "coder", "debugger"})
+      if (!prices.contains(role_model(role, c)))
+        throw InputError(fmt::format("search.max_dollars is set but agents.llm.prices has no price for model '{}'", role_model(role, c)));
+
+  // One session per endpoint and cassette: the roles share limits, connections and the file.
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<Session>> sessions;
+  const std::string key = nlohmann::json{c.get_string("agents.llm.provider"), c.get_string("agents.llm.base_url"),
+                                         c.get_string("agents.llm.api_key_env"), cassette_path, static_cast<int>(mode),
+                                         c.get_double("agents.llm.requests_per_minute"),
+                                         c.get_double("agents.llm.tokens_per_minute"), prices}
+                              .dump();
+  std::lock_guard lock(mutex);
+  if (auto existing = sessions[key].lock()) return existing;
+
+  auto session = std::make_shared<Session>();
+  session->prices_ = prices;
+  std::shared_ptr<LlmClient> http;
+  if (mode != CassetteMode::replay) {
+    EndpointSettings e;
+    e.provider = provider_from_string(c.get_string("agents.llm.provider"), "agents.llm.provider");
+    e.base_url = c.get_string("agents.llm.base_url");
+    const char* key_value = std::getenv(c.get_string("agents.llm.api_key_env").c_str());
+    e.api_key = key_value ? key_value : "";
+    e.timeouts = {c.get_double("agents.llm.connect_timeout_s"), c.get_double("agents.llm.stall_timeout_s"),
+                  c.get_double("agents.llm.timeout_s")};
+    e.retry.max_retries = static_cast<int>(c.get_int("agents.llm.max_retries"));
+    e.requests_per_minute = c.get_double("agents.llm.requests_per_minute");
+    e.tokens_per_minute = c.get_double("agents.llm.tokens_per_minute");
+    http = std::make_shared<HttpLlmClient>(e, std::make_shared<HttpTransport>(e.timeouts));
+  }
+  if (mode == CassetteMode::off) session->client_ = http;
+  else session->client_ = std::make_shared<CassetteClient>(mode, std::make_shared<Cassette>(cassette_path), http);
+  sessions[key] = session;
+  return session;
+}
+
+RoleSettings Session::role(const std::string& name, const Config& c) const {
+  RoleSettings r;
+  r.role = name;
+  r.model = role_model(name, c);
+  r.temperature = c.get_double("agents.llm." + name + ".temperature");
+  r.max_tokens = static_cast<int>(c.get_int("agents.llm." + name + ".max_tokens"));
+  r.top_p = c.get_double("agents.llm.top_p");
+  r.system = c.get_string("agents.llm.system");
+  return r;
+}
+
+double Session::price(const std::string& model, const llm::Usage& u) const {
+  if (!prices_.contains(model) || !prices_[model].is_object()) return 0;
+  const auto& p = prices_[model];
+  const double prompt = p.value("prompt", 0.0), cached = p.value("cached", prompt), completion = p.value("completion", 0.0);
+  return 1e-6 * (static_cast<double>(u.prompt_tokens - u.cached_tokens) * prompt +
+                 static_cast<double>(u.cached_tokens) * cached + static_cast<double>(u.completion_tokens) * completion);
+}
+
+}  // namespace kmcts::llm

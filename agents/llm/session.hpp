@@ -1,0 +1,68 @@
+#pragma once
+// What the three LLM roles share, built once from the config: the endpoint client (one HTTP
+// transport, one rate limiter, one cassette per endpoint and cassette file, so the planner,
+// coder and debugger of a search all count against the same limits) and the price table.
+#include <memory>
+#include <string>
+
+#include "agents/llm/llm_client.hpp"
+#include "core/options.hpp"
+
+namespace kmcts::llm {
+
+struct RoleSettings {
+  std::string role;  // planner, coder, debugger
+  std::string model;
+  double temperature = 0.7;
+  double top_p = 1.0;
+  int max_tokens = 4096;
+  std::string system;
+};
+
+class Session {
+ public:
+  /// The session for this config's endpoint and cassette (shared while any role holds it).
+  /// InputError for a bad provider or cassette mode, a replay cassette that does not exist,
+  /// or a dollar budget with an unpriced model.
+  static std::shared_ptr<Session> for_config(const Config& config);
+  RoleSettings role(const std::string& name, const Config& config) const;
+
+  /// One call: the reply, with `usage` updated (tokens, dollars, the call's record). Throws
+  /// LlmFailure after recording the failed call in `usage` too.
+  template <class Usage>
+  ChatReply chat(const ChatRequest& request, const std::string& role, Usage& usage);
+
+  /// Dollars of `u` for `model` from agents.llm.prices (0 if the model has no price).
+  double price(const std::string& model, const llm::Usage& u) const;
+
+ private:
+  std::shared_ptr<LlmClient> client_;
+  nlohmann::json prices_;
+};
+
+template <class Usage>
+ChatReply Session::chat(const ChatRequest& request, const std::string& role, Usage& usage) {
+  CallRecord record;
+  record.role = role;
+  auto account = [&] {
+    record.dollars = price(request.model, record.usage);
+    usage.prompt_tokens += record.usage.prompt_tokens;
+    usage.completion_tokens += record.usage.completion_tokens;
+    usage.cached_tokens += record.usage.cached_tokens;
+    usage.reasoning_tokens += record.usage.reasoning_tokens;
+    usage.dollars += record.dollars;
+    usage.calls += 1;
+    usage.retries += static_cast<int>(record.errors.size());
+    usage.llm_calls.push_back(record.to_json());
+  };
+  try {
+    ChatReply reply = client_->chat(request, record);
+    account();
+    return reply;
+  } catch (const LlmFailure&) {
+    account();
+    throw;
+  }
+}
+
+}  // namespace kmcts::llm

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# An LLM-driven search end to end with no network and no model: the mock server answers as
+# the rule agents on a shipped CPU problem, with 30% injected faults. The search completes its
+# budget, the store shows the retries, the key appears nowhere, and the same run replayed from
+# the cassette (server stopped) and the recorded measurements gives the identical graph.
+# Usage: llm.sh KMCTS_BINARY SOURCE_DIR
+set -uo pipefail
+kmcts=$1
+src=$2
+work=$(mktemp -d)
+server=""
+trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+fail() { echo "FAIL $*"; echo "0 passed, 1 failed"; exit 1; }
+passed=0
+ok() { passed=$((passed + 1)); }
+export KMCTS_E2E_KEY="sk-e2e-secret-0123456789"
+
+"$kmcts" mock-llm --port 0 --problem "$src/problems/cpu/layernorm" --require-key-env KMCTS_E2E_KEY --seed 1 \
+  --fault-429 0.08 --fault-429-bare 0.04 --fault-500 0.06 --fault-529 0.04 --fault-malformed 0.04 --fault-no-code 0.04 \
+  >"$work/mock.out" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do grep -q listening "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
+port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
+[ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
+
+common=(--set agents.backend=llm --set agents.llm.api_key_env=KMCTS_E2E_KEY --set agents.llm.cassette="$work/cassette.jsonl"
+        --budget 8 --workers 1 --quiet)
+out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 5 --set agents.llm.base_url="http://127.0.0.1:$port" \
+  --set agents.llm.cassette_mode=record --out "$work/run1" 2>&1) || fail "the recorded run exited $?: $out"
+grep -qE "^evaluations +8 " <<<"$out" || fail "the recorded run did not spend its budget: $out"; ok
+kill -INT "$server"; wait "$server" 2>/dev/null; server=""
+grep -qE "with injected faults" "$work/mock.out" || fail "the mock server did not report: $(cat "$work/mock.out")"
+faults=$(grep -oE "[0-9]+ with injected faults" "$work/mock.out" | cut -d' ' -f1)
+[ "$faults" -gt 0 ] || fail "no fault was injected"; ok
+retries=$(sqlite3 "$work/run1/run.sqlite" "select coalesce(sum(json_extract(payload, '\$.usage.retries')), 0) from events")
+[ "$retries" -gt 0 ] || fail "the store shows no retries ($faults faults injected)"; ok
+grep -rq "sk-e2e-secret" "$work/run1" "$work/cassette.jsonl" && fail "the API key leaked into the run or the cassette"; ok
+"$kmcts" replay "$work/run1" >/dev/null || fail "kmcts replay of the LLM run"; ok
+
+# Offline: the server is gone; replies come from the cassette, measurements from run1.
+out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 5 --set agents.llm.base_url=http://127.0.0.1:1 \
+  --set agents.llm.cassette_mode=replay --set evaluator.name=replay --set evaluator.replay.runs="$work/run1" \
+  --out "$work/run2" 2>&1) || fail "the replayed run exited $?: $out"
+graph() { sqlite3 "$1/run.sqlite" "select id, hash, status, speedup from nodes; select parent, child, plan from edges;"; }
+[ "$(graph "$work/run1")" = "$(graph "$work/run2")" ] || fail "the replayed graph differs: $(diff <(graph "$work/run1") <(graph "$work/run2"))"; ok
+
+# A cassette miss is a clear, recorded failure of the expansion, not a crash.
+out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 6 --set agents.llm.cassette_mode=replay \
+  --set evaluator.name=replay --set evaluator.replay.runs="$work/run1" --out "$work/run3" 2>&1)
+sqlite3 "$work/run3/run.sqlite" "select payload from events where kind = 'agent_failed'" | grep -q "cassette_miss" \
+  || fail "a cassette miss was not recorded as a failed expansion: $out"; ok
+echo "$passed passed, 0 failed"
