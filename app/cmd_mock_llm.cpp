@@ -19,7 +19,7 @@ void on_signal(int) { g_quit = 1; }
 
 struct MockArgs {
   int port = 0;
-  std::string script, reply = "mock: no reply configured (use --script, --reply or --problem)", key_env, problem;
+  std::string script, reply = "mock: no reply configured (use --script, --reply or --problem)", key_env, problem, cassette;
   llm::MockFaults faults;
   uint64_t seed = 0;
 };
@@ -33,6 +33,7 @@ Command add_mock_llm(CLI::App& root) {
   cmd->add_option("--port", a->port, "Port (0 = any free port, printed at start)");
   cmd->add_option("--script", a->script, "JSON file: an array of reply texts, served in order");
   cmd->add_option("--reply", a->reply, "Reply text for every request (when no --script or --problem)");
+  cmd->add_option("--cassette", a->cassette, "Answer with the replies a cassette recorded for the same prompts");
   cmd->add_option("--problem", a->problem,
                   "Answer as the offline rule agents over this problem's tunable space (an LLM-driven search then runs "
                   "with no model: plans, code and repairs come from the rule agents)");
@@ -50,7 +51,9 @@ Command add_mock_llm(CLI::App& root) {
   return [a] {
     if (a->faults.total() > 1.0) throw InputError(fmt::format("mock-llm: the fault shares add up to {:g}, more than 1", a->faults.total()));
     llm::MockAnswerer answerer;
-    if (!a->problem.empty()) {
+    if (!a->cassette.empty()) {
+      answerer = llm::cassette_answerer(a->cassette);
+    } else if (!a->problem.empty()) {
       answerer = llm::rule_answerer(load_problem(a->problem));
     } else if (!a->script.empty()) {
       std::ifstream in(a->script);

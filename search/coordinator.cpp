@@ -93,7 +93,7 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       parts(std::move(pa)),
       store(st),
       writer(st, s.store_flush_s),
-      threads(static_cast<size_t>(s.agent_slots + s.compile_slots + s.measure_slots + 1)),
+      threads(static_cast<size_t>(s.compile_slots + s.measure_slots + 1)),
       agents("agents", s.agent_slots),
       compiles("compiles", s.compile_slots),
       measurements("measurements", s.measure_slots),

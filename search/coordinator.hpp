@@ -1,8 +1,9 @@
 #pragma once
 // The coordinator: one thread, the only writer of the variant graph and the run store
 // (whose writes it hands to a StoreWriter thread).
-// It asks the strategy for work whenever a slot frees up, runs agent calls and
-// evaluations on TBB arenas (blocking work never runs on the coordinator), and applies
+// It asks the strategy for work whenever a slot frees up, runs agent calls on dedicated
+// threads and compiles and measurements on TBB arenas (blocking work never runs on the
+// coordinator), and applies
 // completions one at a time, in arrival order; each applied completion is an event.
 #include <atomic>
 #include <chrono>

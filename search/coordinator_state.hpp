@@ -9,6 +9,7 @@
 #include "search/coordinator.hpp"
 #include "search/progress.hpp"
 #include "search/store_writer.hpp"
+#include "search/thread_pool.hpp"
 #include "search/worker_pool.hpp"
 
 namespace kmcts::detail {
@@ -47,7 +48,7 @@ struct Coordinator::State {
   // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
   // measurements (one per device); a compile never holds a measurement slot.
   ThreadBudget threads;
-  WorkerPool agents;
+  ThreadPool agents;   // dedicated threads: agent calls mostly wait, and must not hold TBB's
   WorkerPool compiles;
   WorkerPool measurements;
   CompletionQueue<detail::Completion> completions;

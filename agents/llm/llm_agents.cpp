@@ -21,9 +21,11 @@ std::set<std::string> with_common(std::set<std::string> names) {
   return names;
 }
 
-PromptTemplate load_template(const Config& c, const std::string& role, const std::set<std::string>& names) {
+PromptTemplate load_template(const Config& c, const std::string& role, const std::set<std::string>& names,
+                             const std::set<std::string>& required) {
   std::string dir = c.get_string("agents.llm.prompt_dir");
-  return PromptTemplate::load((dir.empty() ? default_prompt_dir() : std::filesystem::path(dir)) / (role + ".md"), with_common(names));
+  return PromptTemplate::load((dir.empty() ? default_prompt_dir() : std::filesystem::path(dir)) / (role + ".md"),
+                              with_common(names), required);
 }
 
 std::map<std::string, std::string> common_values(const Problem& p) {
@@ -72,7 +74,8 @@ class LlmPlanner final : public Planner {
       : session_(Session::for_config(c)),
         role_(session_->role("planner", c)),
         template_(load_template(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
-                                               "best_summary", "tried", "count"})),
+                                               "best_summary", "tried", "count"},
+                                {"parent_source", "count"})),
         hardware_(c.get_string("agents.llm.hardware")) {}
 
   PlanResult propose(const PlanContext& ctx) override {
@@ -118,7 +121,7 @@ class LlmPlanner final : public Planner {
 class LlmCoder final : public Coder {
  public:
   explicit LlmCoder(const Config& c)
-      : session_(Session::for_config(c)), role_(session_->role("coder", c)), template_(load_template(c, "coder", {"parent_source", "plan"})) {}
+      : session_(Session::for_config(c)), role_(session_->role("coder", c)), template_(load_template(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"})) {}
 
   CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
     auto values = common_values(problem);
@@ -159,7 +162,8 @@ class LlmDebugger final : public Debugger {
   explicit LlmDebugger(const Config& c)
       : session_(Session::for_config(c)),
         role_(session_->role("debugger", c)),
-        template_(load_template(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"})) {}
+        template_(load_template(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
+                                {"failed_source", "error"})) {}
 
   CodeResult repair(const DebugContext& ctx) override {
     auto values = common_values(*ctx.problem);

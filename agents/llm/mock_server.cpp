@@ -5,12 +5,14 @@
 #include <boost/beast/http.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <list>
 #include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "core/error.hpp"
 #include "core/rng.hpp"
 
 namespace kmcts::llm {
@@ -263,6 +265,28 @@ MockAnswerer script_answerer(std::vector<std::string> replies) {
     std::lock_guard lock(state->first);
     if (state->second >= script->size()) return std::string("mock: the script of replies is exhausted");
     return (*script)[state->second++];
+  };
+}
+
+MockAnswerer cassette_answerer(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError("mock-llm --cassette: cannot read " + file);
+  auto replies = std::make_shared<std::map<std::pair<std::string, std::string>, std::string>>();
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.empty()) continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.contains("request") || !j.contains("reply"))
+      throw InputError(fmt::format("{}:{}: not a cassette entry", file, line_no));
+    std::string user;
+    for (const auto& m : j["request"].value("messages", json::array()))
+      if (m.value("role", "") == "user") user = m.value("content", "");
+    replies->emplace(std::pair{j["request"].value("system", ""), user}, j["reply"].value("text", ""));
+  }
+  return [replies](const std::string&, const std::string& system, const std::string& user) {
+    auto it = replies->find({system, user});
+    return it == replies->end() ? std::string("mock: the cassette has no reply for this prompt") : it->second;
   };
 }
 

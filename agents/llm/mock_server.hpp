@@ -64,5 +64,9 @@ class MockLlmServer {
 /// Answers with the next reply of a script, in order (an exhausted script answers with an
 /// error text, which has no code block).
 MockAnswerer script_answerer(std::vector<std::string> replies);
+/// Answers with the reply a cassette (cassette.hpp) recorded for the same system prompt and
+/// last user message (model, sampling settings and sample id are not compared: the server
+/// does not see the sample id). InputError if the file cannot be read.
+MockAnswerer cassette_answerer(const std::string& file);
 
 }  // namespace kmcts::llm

@@ -31,7 +31,8 @@ void scan(const std::string& text, F f) {
 
 }  // namespace
 
-PromptTemplate PromptTemplate::parse(const std::string& text, const std::string& origin, const std::set<std::string>& known) {
+PromptTemplate PromptTemplate::parse(const std::string& text, const std::string& origin, const std::set<std::string>& known,
+                                     const std::set<std::string>& required) {
   PromptTemplate t;
   t.origin_ = origin;
   t.text_ = text;
@@ -40,15 +41,19 @@ PromptTemplate PromptTemplate::parse(const std::string& text, const std::string&
       throw InputError(fmt::format("{}: unknown placeholder {{{{{}}}}} (this role provides: {})", origin, name, fmt::join(known, ", ")));
     t.used_.insert(name);
   });
+  for (const auto& name : required)
+    if (!t.used_.count(name))
+      throw InputError(fmt::format("{}: the template never uses {{{{{}}}}}, which this role needs", origin, name));
   return t;
 }
 
-PromptTemplate PromptTemplate::load(const std::filesystem::path& file, const std::set<std::string>& known) {
+PromptTemplate PromptTemplate::load(const std::filesystem::path& file, const std::set<std::string>& known,
+                                    const std::set<std::string>& required) {
   std::ifstream in(file);
   if (!in) throw InputError(fmt::format("{}: cannot read the prompt template", file.string()));
   std::ostringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), file.string(), known);
+  return parse(ss.str(), file.string(), known, required);
 }
 
 std::string PromptTemplate::render(const std::map<std::string, std::string>& values) const {

@@ -12,11 +12,14 @@ namespace kmcts::llm {
 
 class PromptTemplate {
  public:
-  /// Loads `file`; every placeholder must be one of `known` (InputError otherwise, or if the
-  /// file cannot be read).
-  static PromptTemplate load(const std::filesystem::path& file, const std::set<std::string>& known);
+  /// Loads `file`; every placeholder must be one of `known`, and every one of `required` must
+  /// appear (a coder prompt without {{plan}} would ask for nothing). InputError otherwise, or
+  /// if the file cannot be read.
+  static PromptTemplate load(const std::filesystem::path& file, const std::set<std::string>& known,
+                             const std::set<std::string>& required = {});
   /// From text (`origin` names it in errors).
-  static PromptTemplate parse(const std::string& text, const std::string& origin, const std::set<std::string>& known);
+  static PromptTemplate parse(const std::string& text, const std::string& origin, const std::set<std::string>& known,
+                              const std::set<std::string>& required = {});
 
   /// Substitutes every placeholder; a value missing from `values` is a std::logic_error
   /// (the role promised it when the template was loaded).

@@ -185,6 +185,15 @@ TEST_CASE("llm client: record, then replay offline with the server gone; a miss 
     CHECK(r.cassette == "recorded");
     CHECK(recorder.chat(ask("one", 1), r).text == "openai says: one");  // a second sample
   }
+  {  // The mock server can answer from the same cassette, by prompt.
+    MockLlmServer from_tape(0, cassette_answerer(file.string()));
+    EndpointSettings e;
+    e.base_url = from_tape.base_url();
+    HttpLlmClient client(e, std::make_shared<HttpTransport>(HttpTimeouts{}), std::make_shared<FakeClock>());
+    CallRecord r;
+    CHECK(client.chat(ask("one"), r).text == "openai says: one");
+    CHECK(client.chat(ask("never asked"), r).text.find("no reply for this prompt") != std::string::npos);
+  }
   CassetteClient player(CassetteMode::replay, std::make_shared<Cassette>(file), nullptr);
   CallRecord r;
   CHECK(player.chat(ask("one", 1), r).text == "openai says: one");  // any order

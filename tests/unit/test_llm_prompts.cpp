@@ -21,6 +21,12 @@ TEST_CASE("prompt: placeholders are checked at load and filled at render") {
     CHECK(std::string(e.what()).find("{{tirde}}") != std::string::npos);
   }
   CHECK_THROWS_AS(PromptTemplate::load("/nonexistent/planner.md", {}), InputError);
+  try {
+    PromptTemplate::parse("Improve {{parent_source}}.", "configs/prompts/coder.md", {"parent_source", "plan"}, {"parent_source", "plan"});
+    FAIL("no throw");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("never uses {{plan}}") != std::string::npos);
+  }
   CHECK_THROWS_AS(t.render({{"name", "x"}}), std::logic_error);
 }
 
