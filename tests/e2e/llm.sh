@@ -47,6 +47,6 @@ graph() { sqlite3 "$1/run.sqlite" "select id, hash, status, speedup from nodes; 
 # A cassette miss is a clear, recorded failure of the expansion, not a crash.
 out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 6 --set agents.llm.cassette_mode=replay \
   --set evaluator.name=replay --set evaluator.replay.runs="$work/run1" --out "$work/run3" 2>&1)
-sqlite3 "$work/run3/run.sqlite" "select payload from events where kind = 'agent_failed'" | grep -q "cassette_miss" \
-  || fail "a cassette miss was not recorded as a failed expansion: $out"; ok
+failed=$(sqlite3 "$work/run3/run.sqlite" "select payload from events where kind = 'agent_failed'")
+grep -q "cassette_miss" <<<"$failed" || fail "a cassette miss was not recorded as a failed expansion: $out"; ok
 echo "$passed passed, 0 failed"
