@@ -36,8 +36,13 @@ std::map<std::string, std::string> common_values(const Problem& p) {
 std::string describe_result(const NodeView& n) {
   if (!n.result) return "not measured yet";
   const EvalResult& r = *n.result;
-  if (r.ok())
-    return fmt::format("correct; median {:.1f} us, {:.3f}x the reference's speed", r.candidate.median_ns / 1000, r.speedup);
+  if (r.ok()) {
+    std::string out = fmt::format("correct; median {:.1f} us, {:.3f}x the reference's speed", r.candidate.median_ns / 1000, r.speedup);
+    // Profile metrics, when the evaluator measured some (details.metrics: name -> value).
+    if (r.details.is_object() && r.details.contains("metrics") && r.details["metrics"].is_object())
+      for (const auto& [name, value] : r.details["metrics"].items()) out += fmt::format("; {} {}", name, value.dump());
+    return out;
+  }
   return fmt::format("{}: {}", to_string(r.verdict), r.message);
 }
 
