@@ -73,7 +73,7 @@ struct Rule {
       int n = 0;
       for (const auto& plan : r.plans) {
         std::string set;
-        for (const auto& [k, v] : plan.data.at("set").items()) set += fmt::format(" {}={}", k, v.is_string() ? v.get<std::string>() : v.dump());
+        for (const auto& [k, v] : plan.data.at("set").items()) set += fmt::format(" {}={}", k, v.dump());  // strings quoted
         out += fmt::format("{}. [{:.2f}] set{} ({})\n", ++n, plan.prior, set, plan.text);
       }
       return n ? out : "mock: no plan left from this kernel";
@@ -84,11 +84,14 @@ struct Rule {
       SpacePoint point = *parent;
       const std::string plan = m[1];
       std::smatch kv;
-      for (auto it = plan.cbegin(); std::regex_search(it, plan.cend(), kv, std::regex(R"((\w+)=([\w.+-]+))")); it = kv.suffix().first) {
+      // NAME=VALUE with VALUE a JSON number or a JSON string ("x[i] + x[i]").
+      static const std::regex assignment(R"re((\w+)=("(?:[^"\\]|\\.)*"|[-+0-9.eE]+))re");
+      for (auto it = plan.cbegin(); std::regex_search(it, plan.cend(), kv, assignment); it = kv.suffix().first) {
         const SpaceParam* param = problem.space->find(kv[1]);
-        if (!param) continue;
+        nlohmann::json value = nlohmann::json::parse(kv[2].str(), nullptr, false);
+        if (!param || value.is_discarded()) continue;
         for (const auto& v : param->values)
-          if ((v.is_string() ? v.get<std::string>() : v.dump()) == kv[2].str()) point[param->name] = v;
+          if (v == value) point[param->name] = v;
       }
       return "Here is the kernel:\n" + fenced(point) + "It applies the plan.";
     }

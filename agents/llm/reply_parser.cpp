@@ -76,8 +76,10 @@ std::vector<ParsedPlan> parse_plans(const std::string& reply, int max_plans) {
     take(bracket, false);
     take(paren, false);
     take(trailing, true);
-    // "**Title**: text" and "**Title** - text" read as one sentence without the markup.
-    text.erase(std::remove(text.begin(), text.end(), '*'), text.end());
+    // "**Title**: text" and "__Title__ - text" read as one sentence without the bold markup
+    // (a lone '*' stays: "2.0f * x[i]" is code, not markup).
+    for (const char* bold : {"**", "__"})
+      for (size_t at = text.find(bold); at != std::string::npos; at = text.find(bold, at)) text.erase(at, 2);
     text = trim(text);
     std::string key;
     for (char c : lower(text))

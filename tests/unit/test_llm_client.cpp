@@ -7,7 +7,10 @@
 #include <filesystem>
 
 #include "agents/llm/llm_client.hpp"
+#include "agents/llm/mock_rule_answerer.hpp"
 #include "agents/llm/mock_server.hpp"
+#include "core/error.hpp"
+#include "search/run_search.hpp"
 
 using namespace kmcts;
 using namespace kmcts::llm;
@@ -208,4 +211,39 @@ TEST_CASE("llm client: record, then replay offline with the server gone; a miss 
     CHECK(std::string(e.what()).find("c.jsonl") != std::string::npos);
   }
   std::filesystem::remove_all(file.parent_path());
+}
+
+TEST_CASE("llm agents: a whole search through the mock server; token and dollar budgets stop it cleanly") {
+  Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space");
+  MockLlmServer server(0, rule_answerer(problem));
+  auto run = [&](const std::string& name, std::vector<std::string> settings) {
+    RunRequest r;
+    r.problem_dir = problem.dir;
+    r.config.set("evaluator.name=synthetic");
+    r.config.set("agents.backend=llm");
+    r.config.set("agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE");
+    r.config.set_value("agents.llm.base_url", server.base_url(), "test");
+    r.config.set_value("search.budget", 30, "test");
+    r.config.set_value("search.workers", 1, "test");
+    for (const auto& s : settings) r.config.set(s);
+    r.run_dir = std::filesystem::temp_directory_path() / ("kmcts-test-llm-search-" + name + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(r.run_dir);
+    r.progress = false;
+    auto summary = run_search(r);
+    std::filesystem::remove_all(r.run_dir);
+    return summary;
+  };
+  auto full = run("full", {});
+  CHECK(full["evaluations"] == 30);
+  CHECK(full["tokens"].get<int64_t>() > 0);
+  CHECK(full["best"]["speedup"].get<double>() >= 1.0);
+  // Every call reports 100 prompt tokens (the mock's usage); 1500 tokens stop it after a few calls.
+  auto tokens = run("tokens", {"search.max_tokens=1500"});
+  CHECK(tokens["message"] == "token budget reached");
+  CHECK(tokens["evaluations"].get<int>() < 30);
+  CHECK(tokens["status"] == "completed");
+  auto dollars = run("dollars", {"search.max_dollars=0.01", R"(agents.llm.prices={"gpt-4o-mini": {"prompt": 10, "completion": 30}})"});
+  CHECK(dollars["message"] == "dollar budget reached");
+  CHECK(dollars["dollars"].get<double>() >= 0.01);
+  CHECK_THROWS_AS(run("unpriced", {"search.max_dollars=1"}), InputError);  // no price for the model: refused up front
 }

@@ -62,16 +62,18 @@ TEST_CASE("reply parsing: plans in every list style, priors normalised, duplicat
       "3. **Vectorise**: use AVX-512 on the inner loop (20%)\n"
       "- tile the loops 32x32   for cache reuse\n"  // a duplicate
       "* Hoist the bounds checks\n"
+      "5. [0.1] set SCALE_EXPR=\"2.0f * x[i]\"\n"
       "```\n1. not a plan, inside code\n```\n",
       10);
-  REQUIRE(plans.size() == 4);
+  REQUIRE(plans.size() == 5);
+  CHECK(plans[4].text == "set SCALE_EXPR=\"2.0f * x[i]\"");  // a lone * is not markup
   CHECK(plans[0].text == "Tile the loops 32x32 for cache reuse");
   CHECK(plans[1].text == "Unroll the k loop by 4");
   CHECK(plans[2].text == "Vectorise: use AVX-512 on the inner loop");
   CHECK(plans[3].text == "Hoist the bounds checks");
-  // Given: 0.5, 0.3, 0.2; the missing one gets their mean 1/3; total 4/3.
-  CHECK(plans[0].prior == doctest::Approx(0.5 / (4.0 / 3)));
-  CHECK(plans[3].prior == doctest::Approx((1.0 / 3) / (4.0 / 3)));
+  // Given: 0.5, 0.3, 0.2, 0.1; the missing one gets their mean 0.275; total 1.375.
+  CHECK(plans[0].prior == doctest::Approx(0.5 / 1.375));
+  CHECK(plans[3].prior == doctest::Approx(0.275 / 1.375));
   double sum = 0;
   for (const auto& p : plans) sum += p.prior;
   CHECK(sum == doctest::Approx(1.0));
