@@ -1,0 +1,114 @@
+#include "hardware/cuda/cupti/activity_timer.hpp"
+
+#include <cuda_runtime.h>
+#include <cupti.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace kmcts::cuda {
+namespace {
+
+struct Record {
+  CUpti_ActivityKind kind;
+  uint64_t start, end;
+  uint32_t stream;
+};
+
+std::mutex g_mutex;
+std::vector<Record> g_records;  // completed buffers land here (CUPTI's thread)
+
+constexpr size_t kBufferBytes = 8 << 20;
+constexpr size_t kAlign = 8;
+
+void CUPTIAPI on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;  // as many as fit
+}
+
+void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  std::vector<Record> got;
+  CUpti_Activity* record = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL: {
+        auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
+        got.push_back({record->kind, k->start, k->end, k->streamId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
+        got.push_back({record->kind, m->start, m->end, m->streamId});
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(record);
+        got.push_back({record->kind, m->start, m->end, m->streamId});
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::free(buffer);
+  std::lock_guard lock(g_mutex);
+  g_records.insert(g_records.end(), got.begin(), got.end());
+}
+
+void check(CUptiResult r, const char* what) {
+  if (r == CUPTI_SUCCESS) return;
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  throw std::runtime_error(std::string(what) + ": " + (text ? text : "CUPTI error"));
+}
+
+}  // namespace
+
+ActivityTimer::ActivityTimer() {
+  check(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed), "cuptiActivityRegisterCallbacks");
+  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
+  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
+  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)");
+}
+
+ActivityTimer::~ActivityTimer() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+}
+
+ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
+  cudaDeviceSynchronize();
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // earlier work is not ours
+  {
+    std::lock_guard lock(g_mutex);
+    g_records.clear();
+  }
+  uint64_t t0 = 0, t1 = 0;
+  check(cuptiGetTimestamp(&t0), "cuptiGetTimestamp");
+  launch();
+  cudaError_t err = cudaDeviceSynchronize();
+  check(cuptiGetTimestamp(&t1), "cuptiGetTimestamp");
+  if (err != cudaSuccess) throw std::runtime_error(std::string("cudaDeviceSynchronize: ") + cudaGetErrorString(err));
+  check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
+  ActivitySample s;
+  s.window_ns = t1 - t0;
+  std::lock_guard lock(g_mutex);
+  for (const Record& r : g_records) {
+    if (r.end <= t0 || r.start >= t1) continue;
+    s.intervals.push_back({r.start, r.end});
+    s.streams.insert(r.stream);
+    if (r.kind == CUPTI_ACTIVITY_KIND_MEMCPY) s.memcpys++;
+    else if (r.kind == CUPTI_ACTIVITY_KIND_MEMSET) s.memsets++;
+    else s.kernels++;
+  }
+  s.union_ns = union_ns(s.intervals, t0, t1);
+  return s;
+}
+
+}  // namespace kmcts::cuda
