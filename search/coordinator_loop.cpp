@@ -51,6 +51,10 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
                       {"agent_calls", s.agent_calls_total},
                       {"tokens", s.usage.prompt_tokens + s.usage.completion_tokens},
                       {"dollars", s.usage.dollars},
+                      {"llm_requests", s.usage.calls},
+                      {"llm_retries", s.usage.retries},
+                      {"cached_tokens", s.usage.cached_tokens},
+                      {"reasoning_tokens", s.usage.reasoning_tokens},
                       {"wall_seconds", s.elapsed()}};
   if (!message.empty()) j["message"] = message;
   if (g.size() == 0) return j;

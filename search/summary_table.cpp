@@ -126,7 +126,12 @@ std::optional<std::string> agents_line(const json& summary) {
   const auto tokens = number(summary, "tokens");
   const auto dollars = number(summary, "dollars");
   if (tokens && *tokens > 0) out += fmt::format(", {} tokens", integer_text(*tokens));
-  if (dollars && *dollars > 0) out += fmt::format(", ${:.2f}", *dollars);
+  if (dollars && *dollars > 0) out += *dollars < 0.01 ? fmt::format(", ${:.4f}", *dollars) : fmt::format(", ${:.2f}", *dollars);
+  const auto llm = number(summary, "llm_requests");
+  const auto retries = number(summary, "llm_retries");
+  if (llm && *llm > 0)
+    out += fmt::format(" ({} LLM call{}, {} retried or failed attempt{})", integer_text(*llm), *llm == 1 ? "" : "s",
+                       integer_text(retries.value_or(0)), retries.value_or(0) == 1 ? "" : "s");
   return out;
 }
 

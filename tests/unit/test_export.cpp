@@ -314,6 +314,8 @@ TEST_CASE("summary table: agent usage when the summary counts it") {
   const json summary = {{"agent_calls", 12}, {"tokens", 34567}, {"dollars", 0.1234}};
   CHECK(format_summary_table(summary).find("agents         12 calls, 34567 tokens, $0.12\n") !=
         std::string::npos);
+  CHECK(format_summary_table({{"agent_calls", 3}, {"tokens", 900}, {"dollars", 0.00042}, {"llm_requests", 5}, {"llm_retries", 2}})
+            .find("agents         3 calls, 900 tokens, $0.0004 (5 LLM calls, 2 retried or failed attempts)\n") != std::string::npos);
   CHECK(format_summary_table({{"agent_calls", 1}, {"tokens", 0}}).find("agents         1 call\n") !=
         std::string::npos);
 }
