@@ -95,8 +95,8 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       writer(st, s.store_flush_s),
       threads(static_cast<size_t>(s.compile_slots + s.measure_slots + 1)),
       agents("agents", s.agent_slots),
-      compiles("compiles", s.compile_slots),
       measurements("measurements", s.measure_slots),
+      compiles("compiles", s.compile_slots),
       progress(s.progress) {}
 
 double Coordinator::State::elapsed() const {

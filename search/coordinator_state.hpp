@@ -47,11 +47,14 @@ struct Coordinator::State {
   StoreWriter writer;     // the run store's writer thread (declared after store)
   // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
   // measurements (one per device); a compile never holds a measurement slot.
+  // Declared before the pools, so it outlives the jobs they finish when a search unwinds.
+  CompletionQueue<detail::Completion> completions;
   ThreadBudget threads;
   ThreadPool agents;   // dedicated threads: agent calls mostly wait, and must not hold TBB's
-  WorkerPool compiles;
+  // Measurements before compiles: pools are destroyed in reverse, each waiting for its jobs,
+  // and a finishing compile job may still hand its build to the measurement pool.
   WorkerPool measurements;
-  CompletionQueue<detail::Completion> completions;
+  WorkerPool compiles;
 
   std::map<std::string, std::string> sources;  // hash -> source
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents

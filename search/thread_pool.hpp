@@ -16,7 +16,7 @@ namespace kmcts {
 class ThreadPool {
  public:
   ThreadPool(std::string name, int threads);
-  /// Lets running jobs finish, drops queued ones, joins the threads.
+  /// Lets running jobs finish, drops queued ones (their owner is going away), joins the threads.
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

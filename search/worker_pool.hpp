@@ -5,7 +5,9 @@
 // only as many bodies run as TBB has threads) and reserves no arena slot for an external
 // thread: task_arena(N) alone keeps one of its N slots for a master that never joins,
 // which would run only N-1 jobs at once.
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <string>
 
@@ -17,6 +19,11 @@ namespace kmcts {
 class WorkerPool {
  public:
   WorkerPool(std::string name, int slots);
+  /// Waits for the jobs already submitted (they reference what their owner holds; a TBB
+  /// arena alone would let them run on after it is gone).
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
   /// Runs `job` on a pool thread as soon as a slot is free (FIFO among waiting jobs).
   /// The job must not throw.
   void submit(std::function<void()> job);
@@ -27,6 +34,9 @@ class WorkerPool {
   std::string name_;
   int slots_;
   tbb::task_arena arena_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int outstanding_ = 0;
 };
 
 /// Keeps TBB's thread limit at least `threads` while alive (one per pool slot, summed over
