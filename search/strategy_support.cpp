@@ -36,7 +36,7 @@ std::optional<Selection> JobLedger::start_debug(VariantGraph& graph) {
   s.kind = Selection::Kind::debug;
   s.node = debug_queue_.front();
   debug_queue_.pop_front();
-  s.path = paths_.at(s.node);
+  s.path = graph.tree_path(s.node);  // root .. node along first parents (no per-node copy kept)
   graph.node(s.node).debug_attempts++;
   start(s);
   return s;
@@ -65,11 +65,6 @@ void JobLedger::expansion_failed(const Selection& s, bool exhausted) {
 
 void JobLedger::child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) {
   note_attempt_over(s, false);
-  if (!paths_.count(child)) {
-    auto path = s.path;
-    path.push_back(child);
-    paths_[child] = std::move(path);
-  }
   if (s.kind == Selection::Kind::debug) {
     NodeRecord& c = graph.node(child);
     c.debug_attempts = std::max(c.debug_attempts, graph.node(s.node).debug_attempts);
@@ -89,7 +84,6 @@ void JobLedger::child(VariantGraph& graph, const Selection& s, int child, bool a
 void JobLedger::evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   auto path = s.path;
   if (path.empty() || path.back() != node) path.push_back(node);
-  if (!paths_.count(node)) paths_[node] = path;
   graph.node(node).reward = reward;
   backup_mean(graph, path, reward);
   if (!s.path.empty()) {  // the root's evaluation is no job of ours

@@ -76,7 +76,6 @@ class JobLedger {
   NodeCounts pending_expansions_;  // expansions in flight at each node
   NodeCounts expansion_attempts_;
   NodeCounts closed_;              // 1: no more plans here
-  std::map<int, std::vector<int>> paths_;  // first selection path that reached each node
   std::deque<int> debug_queue_;
 };
 
