@@ -4,7 +4,10 @@
 
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 #include "agents/llm/llm_client.hpp"
 #include "agents/llm/mock_rule_answerer.hpp"
@@ -246,4 +249,28 @@ TEST_CASE("llm agents: a whole search through the mock server; token and dollar 
   CHECK(dollars["message"] == "dollar budget reached");
   CHECK(dollars["dollars"].get<double>() >= 0.01);
   CHECK_THROWS_AS(run("unpriced", {"search.max_dollars=1"}), InputError);  // no price for the model: refused up front
+}
+
+TEST_CASE("llm client: requests from many threads are in flight at once on the one transport thread") {
+  // Every reply takes 0.5 s; 8 callers served one after another would need 4 s.
+  MockFaults faults;
+  faults.rate_slow = 1.0;
+  faults.slow_s = 0.5;
+  MockLlmServer server(0, [](const std::string&, const std::string&, const std::string& user) { return user; }, faults);
+  EndpointSettings e;
+  e.base_url = server.base_url();
+  auto transport = std::make_shared<HttpTransport>(HttpTimeouts{});
+  HttpLlmClient client(e, transport);
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::thread> callers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    callers.emplace_back([&, i] {
+      CallRecord r;
+      if (client.chat(ask("q" + std::to_string(i)), r).text == "q" + std::to_string(i)) ok++;
+    });
+  for (auto& t : callers) t.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(ok == 8);
+  CHECK(seconds < 2.5);  // concurrent: about 0.5 s; a wide margin for a loaded machine
 }
