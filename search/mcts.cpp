@@ -2,11 +2,17 @@
 
 #include <set>
 
+#include "core/error.hpp"
+
 KMCTS_OPTION("search.branching", Int, 4, 1, 64,
              "Fixed branching limit: children a node gets (expansions in flight count) before "
              "selection descends below it; also the child cap of the baseline strategies.")
 KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
+KMCTS_OPTION("search.expansion", String, "first_open", std::nullopt, std::nullopt,
+             "Where a descent stops to expand: first_open (the first node on the path with room for a child, the "
+             "classic rule) or compare (at a node with room, expanding it competes in the policy's choice with its "
+             "children, as a virtual child valued at the node's own reward with one visit).")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -18,6 +24,10 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.pending = PendingTreatmentRegistry::instance().create("pending-work treatment", c.get_string("search.pending"), c);
   p.widening = WideningRegistry::instance().create("widening", c.get_string("search.widening"), c);
   p.backup = BackupRegistry::instance().create("backup", c.get_string("search.backup"), c);
+  const std::string expansion = c.get_string("search.expansion");
+  if (expansion != "first_open" && expansion != "compare")
+    throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare)");
+  p.compare_expansion = expansion == "compare";
   return p;
 }
 
@@ -45,7 +55,7 @@ bool MctsStrategy::selectable(const VariantGraph& graph, int node, std::map<int,
 }
 
 int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates,
-                               CounterRng& rng) const {
+                               CounterRng& rng, bool with_virtual) const {
   // Priors come from the Planner through the edge (plan_data.prior), normalised here over
   // the candidates; without priors every candidate gets the same share.
   std::vector<double> priors;
@@ -64,8 +74,16 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::v
     stats.push_back(parts_.pending->child(q, graph.edge(node, candidates[i])->visits,
                                           ledger_.pending_visits(candidates[i]), prior));
   }
+  if (with_virtual) {
+    // Expanding this node, as one more child: its value is the node's own reward (what a new
+    // variant of it is expected to bring), one visit, and a sibling's average prior.
+    const double share = 1.0 / static_cast<double>(stats.size() + 1);
+    for (auto& st : stats) st.prior *= 1 - share;
+    stats.push_back(parts_.pending->child(graph.node(node).reward, 1, 0, share));
+  }
   ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
-  return candidates[parts_.policy->choose(parent, stats, rng)];
+  const size_t chosen = parts_.policy->choose(parent, stats, rng);
+  return chosen < candidates.size() ? candidates[chosen] : -1;
 }
 
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
@@ -81,12 +99,18 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   while (true) {
     path.push_back(node);
     on_path.insert(node);
-    if (has_capacity(graph, node)) break;
+    const bool open = has_capacity(graph, node);
+    if (open && !parts_.compare_expansion) break;
     std::vector<int> candidates;  // ascending ids
     for (int c : graph.children(node))
       if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c, memo)) candidates.push_back(c);
-    if (candidates.empty()) return std::nullopt;  // only reachable through a cycle
-    node = choose_child(graph, node, candidates, rng);
+    if (candidates.empty()) {
+      if (open) break;
+      return std::nullopt;  // only reachable through a cycle
+    }
+    const int chosen = choose_child(graph, node, candidates, rng, open);
+    if (chosen < 0) break;  // expanding here won over every child
+    node = chosen;
   }
   ++selections_;
   return ledger_.start_expand(std::move(path));

@@ -26,6 +26,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<PendingTreatment> pending;
     std::unique_ptr<Widening> widening;
     std::unique_ptr<Backup> backup;
+    bool compare_expansion = false;  // search.expansion=compare
     static Parts from_config(const Config& c);
   };
   MctsStrategy(CommonStrategySettings settings, Parts parts);
@@ -41,7 +42,9 @@ class MctsStrategy final : public LedgerStrategy {
 
  private:
   bool selectable(const VariantGraph& graph, int node, std::map<int, int>& memo) const;
-  int choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates, CounterRng& rng) const;
+  /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
+  int choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates, CounterRng& rng,
+                   bool with_virtual = false) const;
 
   CommonStrategySettings settings_;
   Parts parts_;

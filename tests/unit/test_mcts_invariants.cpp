@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/mcts.hpp"
 
@@ -128,4 +129,49 @@ TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the c
   CHECK(g.node(a).value_sum / g.node(a).visits == doctest::Approx(0.5));
   CHECK(g.node(0).visits == 4);
   CHECK(g.node(0).value_sum / g.node(0).visits == doctest::Approx(0.25));
+}
+
+TEST_CASE("mcts: expansion=compare expands a node with room unless a child's value beats it") {
+  // UCT c = 0.2, max backup. The root has reward 0 and room for 3 children.
+  Config c;
+  c.set("search.branching=3");
+  c.set("search.expansion=compare");
+  c.set("search.exploration=0.2");
+  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
+  VariantGraph g;
+  NodeRecord root;
+  root.hash = canonical_hash("root");
+  g.add_root(root);
+  g.node(0).status = NodeStatus::ok;
+  m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
+  auto expand = [&](const std::string& hash, double reward) {
+    Selection s = *m.next(g);
+    NodeRecord n;
+    n.hash = hash;
+    auto added = g.add_child(s.node, n, EdgeRecord{});
+    m.on_child(g, s, added.node, added.new_node);
+    g.node(added.node).status = NodeStatus::ok;
+    m.on_evaluated(g, s, added.node, reward);
+    return std::pair{s.node, added.node};
+  };
+  auto [p1, a] = expand("a", -0.5);  // nothing to compare yet: the root is expanded
+  CHECK(p1 == 0);
+  // Root N = 2. Child a: Q -0.5, n 1 -> -0.5 + 0.2 sqrt(ln 2) = -0.33; the virtual child
+  // (the root's own reward 0, n 1) -> 0 + 0.17 = 0.17 wins: the root is expanded again.
+  auto [p2, b] = expand("b", 1.0);
+  CHECK(p2 == 0);
+  // Root N = 3. Child b: Q 1 + 0.2 sqrt(ln 3) = 1.21 beats the virtual 0.21 though the root
+  // still has room: the descent goes into b (first_open would have expanded the root).
+  auto [p3, c1] = expand("c", 0.2);
+  CHECK(p3 == b);
+  CHECK(g.node(0).visits == 4);
+  CHECK_THROWS_AS(
+      [] {
+        Config bad;
+        bad.set("search.expansion=sideways");
+        MctsStrategy::Parts::from_config(bad);
+      }(),
+      InputError);
+  (void)a;
+  (void)c1;
 }
