@@ -71,7 +71,10 @@ Recorded read_recorded(const fs::path& problem_dir, const std::vector<fs::path>&
 
 EvaluatorSetup recorded_setup(const Recorded& recorded) {
   std::string list;
-  for (const auto& dir : recorded.runs) list += (list.empty() ? "" : ",") + fs::absolute(dir).string();
+  for (const auto& dir : recorded.runs) {
+    if (!list.empty()) list += ',';  // (not "," + string: GCC 12 -O3 warns falsely, -Wrestrict)
+    list += fs::absolute(dir).string();
+  }
   return [list](Config& c, uint64_t) {
     c.set("evaluator.name=replay");
     c.set_value("evaluator.replay.runs", list, "bench");

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "agents/llm/llm_client.hpp"
 #include "agents/llm/mock_rule_answerer.hpp"
 #include "agents/llm/mock_server.hpp"
@@ -126,7 +128,7 @@ TEST_CASE("llm client: every retryable fault is retried; Retry-After is honoured
       int retried = 0;
       for (int i = 0; i < 15; ++i) {
         CallRecord record;
-        CHECK(f.client->chat(ask("q" + std::to_string(i)), record).text == "openai says: q" + std::to_string(i));
+        CHECK(f.client->chat(ask(fmt::format("q{}", i)), record).text == fmt::format("openai says: q{}", i));
         retried += record.attempts - 1;
       }
       CHECK(retried > 0);  // fault draws are keyed by (seed 7, request number): some hit
@@ -145,7 +147,7 @@ TEST_CASE("llm client: a reply slower than the stall timeout is abandoned and re
   int attempts = 0;
   for (int i = 0; i < 3; ++i) {
     CallRecord r;
-    CHECK(f.client->chat(ask("s" + std::to_string(i)), r).text == "openai says: s" + std::to_string(i));
+    CHECK(f.client->chat(ask(fmt::format("s{}", i)), r).text == fmt::format("openai says: s{}", i));
     attempts += r.attempts;
     for (const auto& e : r.errors) CHECK(e.find("no response") == 0);
   }
@@ -267,7 +269,7 @@ TEST_CASE("llm client: requests from many threads are in flight at once on the o
   for (int i = 0; i < 8; ++i)
     callers.emplace_back([&, i] {
       CallRecord r;
-      if (client.chat(ask("q" + std::to_string(i)), r).text == "q" + std::to_string(i)) ok++;
+      if (client.chat(ask(fmt::format("q{}", i)), r).text == fmt::format("q{}", i)) ok++;
     });
   for (auto& t : callers) t.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
