@@ -38,19 +38,30 @@ bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
   return ledger_.has_capacity(graph, node, parts_.widening->max_children(graph.node(node).visits));
 }
 
-// memo: 0 = unknown, 1 = in progress (a cycle back to it counts as not selectable),
-// 2 = selectable, 3 = not selectable.
-bool MctsStrategy::selectable(const VariantGraph& graph, int node, std::map<int, int>& memo) const {
-  int& state = memo[node];
+// Memo of one next() call, by node: 0 = unknown, 1 = in progress (a cycle back to it counts
+// as not selectable), 2 = selectable, 3 = not selectable. Stamped with the call's epoch, so a
+// call neither allocates nor clears anything (O(nodes visited), not O(graph)).
+uint8_t& MctsStrategy::memo(int node) const {
+  if (memo_epoch_.size() <= static_cast<size_t>(node)) {
+    memo_epoch_.resize(static_cast<size_t>(node) + 1 + memo_epoch_.size() / 2, 0);
+    memo_state_.resize(memo_epoch_.size(), 0);
+  }
+  if (memo_epoch_[node] != epoch_) memo_epoch_[node] = epoch_, memo_state_[node] = 0;
+  return memo_state_[node];
+}
+
+bool MctsStrategy::selectable(const VariantGraph& graph, int node) const {
+  const int state = memo(node);
   if (state == 1 || state == 3) return false;
   if (state == 2) return true;
-  state = 1;
+  memo(node) = 1;
   bool result = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
-  for (int c : graph.children(node)) {
-    if (result) break;
-    result = graph.node(c).status == NodeStatus::ok && selectable(graph, c, memo);
-  }
-  memo[node] = result ? 2 : 3;
+  if (!result)
+    graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+      result = graph.node(c).status == NodeStatus::ok && selectable(graph, c);
+      return !result;
+    });
+  memo(node) = result ? 2 : 3;
   return result;
 }
 
@@ -88,8 +99,8 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::v
 
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   if (auto repair = ledger_.start_debug(graph)) return repair;
-  std::map<int, int> memo;
-  if (graph.size() == 0 || !selectable(graph, 0, memo)) return std::nullopt;
+  ++epoch_;
+  if (graph.size() == 0 || !selectable(graph, 0)) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
@@ -102,8 +113,10 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     const bool open = has_capacity(graph, node);
     if (open && !parts_.compare_expansion) break;
     std::vector<int> candidates;  // ascending ids
-    for (int c : graph.children(node))
-      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c, memo)) candidates.push_back(c);
+    graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.push_back(c);
+      return true;
+    });
     if (candidates.empty()) {
       if (open) break;
       return std::nullopt;  // only reachable through a cycle

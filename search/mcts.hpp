@@ -8,6 +8,7 @@
 // child reached from several parents is never double-counted. Failed variants are leaves
 // queued for the Debugger (JobLedger).
 #include <map>
+#include <vector>
 #include <memory>
 
 #include "search/backup.hpp"
@@ -41,7 +42,8 @@ class MctsStrategy final : public LedgerStrategy {
   void recompute(VariantGraph& graph, const std::vector<int>& path) const;
 
  private:
-  bool selectable(const VariantGraph& graph, int node, std::map<int, int>& memo) const;
+  bool selectable(const VariantGraph& graph, int node) const;
+  uint8_t& memo(int node) const;
   /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
   int choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates, CounterRng& rng,
                    bool with_virtual = false) const;
@@ -49,6 +51,10 @@ class MctsStrategy final : public LedgerStrategy {
   CommonStrategySettings settings_;
   Parts parts_;
   uint64_t selections_ = 0;  // keys the draws of each selection
+  // selectable()'s memo, valid for the entries stamped with the current next() call's epoch.
+  mutable std::vector<uint32_t> memo_epoch_;
+  mutable std::vector<uint8_t> memo_state_;
+  mutable uint32_t epoch_ = 0;
 };
 
 }  // namespace kmcts

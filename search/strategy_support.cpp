@@ -118,8 +118,10 @@ void backup_mean(VariantGraph& graph, const std::vector<int>& path, double rewar
 
 int expand_children(const VariantGraph& graph, int node) {
   int expanded = 0;
-  for (int c : graph.children(node))
-    if (graph.edge(node, c)->kind == EdgeKind::expand) ++expanded;
+  graph.for_each_child(node, [&](int, const EdgeRecord& e) {
+    expanded += e.kind == EdgeKind::expand;
+    return true;
+  });
   return expanded;
 }
 

@@ -40,6 +40,13 @@ class VariantGraph {
   EdgeRecord* edge(int parent, int child);
   const EdgeRecord* edge(int parent, int child) const;
   std::vector<int> children(int id) const;
+  /// Calls f(child, edge) for each edge out of `id`, in insertion order, allocating nothing
+  /// (the hot path of selection); f returns false to stop early.
+  template <class F>
+  void for_each_child(int id, F f) const {
+    for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
+      if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
+  }
   std::vector<int> parents(int id) const;
   std::vector<EdgeRecord> edges() const;
 
