@@ -54,9 +54,12 @@ namespace kmcts {
 SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   SearchParts p;
   p.evaluator = EvaluatorRegistry::instance().create("evaluator", c.get_string("evaluator.name"), problem, c);
-  auto agent = [&c](const char* key) {
+  const std::string backend = c.get_string("agents.backend");
+  if (backend != "rule" && backend != "llm")
+    throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm)");
+  auto agent = [&c, &backend](const char* key) {
     std::string name = c.get_string(key);
-    return name.empty() ? c.get_string("agents.backend") : name;
+    return name.empty() ? backend : name;
   };
   p.planner = PlannerRegistry::instance().create("planner", agent("agents.planner"), c);
   p.coder = CoderRegistry::instance().create("coder", agent("agents.coder"), c);

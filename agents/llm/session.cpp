@@ -71,6 +71,15 @@ std::shared_ptr<Session> Session::for_config(const Config& c) {
     throw InputError("agents.llm.cassette: " + cassette_path + " does not exist (cassette_mode=replay reads it)");
   const double max_dollars = c.get_double("search.max_dollars");
   const nlohmann::json prices = c.get_object("agents.llm.prices");
+  for (const auto& [model, p] : prices.items()) {
+    bool ok = p.is_object();
+    if (ok)
+      for (const auto& [field, v] : p.items())
+        ok = ok && (field == "prompt" || field == "cached" || field == "completion") && v.is_number() && v.get<double>() >= 0;
+    if (!ok)
+      throw InputError(fmt::format("agents.llm.prices: the price of '{}' must be {{\"prompt\": $, \"cached\": $, "
+                                   "\"completion\": $}} in dollars per million tokens (got {})", model, p.dump()));
+  }
   if (max_dollars > 0)
     for (const char* role : {"planner", "coder", "debugger"})
       if (!prices.contains(role_model(role, c)))

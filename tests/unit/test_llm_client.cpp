@@ -251,6 +251,8 @@ TEST_CASE("llm agents: a whole search through the mock server; token and dollar 
   CHECK(dollars["message"] == "dollar budget reached");
   CHECK(dollars["dollars"].get<double>() >= 0.01);
   CHECK_THROWS_AS(run("unpriced", {"search.max_dollars=1"}), InputError);  // no price for the model: refused up front
+  CHECK_THROWS_WITH_AS(run("badprice", {R"(agents.llm.prices={"gpt-4o-mini": {"prompt": "cheap"}})"}),
+                       doctest::Contains("agents.llm.prices: the price of 'gpt-4o-mini'"), InputError);
 }
 
 TEST_CASE("llm client: requests from many threads are in flight at once on the one transport thread") {
