@@ -3,6 +3,11 @@
 namespace kmcts {
 
 void AgentUsage::add(const AgentUsage& o) {
+  add_totals(o);
+  for (const auto& c : o.llm_calls) llm_calls.push_back(c);
+}
+
+void AgentUsage::add_totals(const AgentUsage& o) {
   prompt_tokens += o.prompt_tokens;
   completion_tokens += o.completion_tokens;
   cached_tokens += o.cached_tokens;
@@ -10,7 +15,6 @@ void AgentUsage::add(const AgentUsage& o) {
   dollars += o.dollars;
   calls += o.calls;
   retries += o.retries;
-  for (const auto& c : o.llm_calls) llm_calls.push_back(c);
 }
 
 nlohmann::json AgentUsage::totals() const {

@@ -45,7 +45,10 @@ struct AgentUsage {
   int retries = 0;               // failed attempts that were retried or gave up
   nlohmann::json llm_calls = nlohmann::json::array();  // one record per LLM call (llm::CallRecord)
 
+  /// Adds the other's counters and appends its call records.
   void add(const AgentUsage& other);
+  /// Adds the counters only (a run's totals keep no per-call records).
+  void add_totals(const AgentUsage& other);
   /// The counters (not the call records), for event payloads; from_json reads them back.
   nlohmann::json totals() const;
   static AgentUsage from_totals(const nlohmann::json& j);

@@ -110,12 +110,23 @@ void Coordinator::State::event(const std::string& kind, nlohmann::json payload) 
   writer.write([e = EventRecord{next_seq(), elapsed(), kind, std::move(payload)}](RunStore& st) { st.append_event(e); });
 }
 
+void Coordinator::State::update_node(const NodeRecord& n) {
+  // Only the fields update_node writes: meta and plan (fixed at add_node) are not copied.
+  NodeRecord stats;
+  stats.id = n.id;
+  stats.status = n.status;
+  stats.verdict = n.verdict;
+  stats.speedup = n.speedup;
+  stats.median_ns = n.median_ns;
+  stats.reward = n.reward;
+  stats.visits = n.visits;
+  stats.value_sum = n.value_sum;
+  stats.debug_attempts = n.debug_attempts;
+  writer.write([stats = std::move(stats)](RunStore& st) { st.update_node(stats); });
+}
+
 void Coordinator::State::flush(const VariantGraph& g) {
-  for (int n : dirty_nodes) {
-    NodeRecord copy = g.node(n);
-    copy.meta = nullptr;  // update_node leaves it alone: it never changes
-    writer.write([copy = std::move(copy)](RunStore& st) { st.update_node(copy); });
-  }
+  for (int n : dirty_nodes) update_node(g.node(n));
   for (const auto& [parent, child] : dirty_edges)
     if (const EdgeRecord* e = g.edge(parent, child))
       writer.write([parent = parent, child = child, visits = e->visits](RunStore& st) { st.update_edge_visits(parent, child, visits); });

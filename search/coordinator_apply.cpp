@@ -130,9 +130,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
 void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   s.agent_stage--;
   const Selection& sel = d.selection;
-  AgentUsage totals = d.code.usage;
-  totals.llm_calls = nlohmann::json::array();  // the run's totals keep counters, not every record
-  s.usage.add(totals);
+  s.usage.add_totals(d.code.usage);
   // LLM agents leave their usage and every call's record (attempts, errors) in the event;
   // rule agents make no calls and leave nothing.
   auto with_usage = [&d](nlohmann::json payload) {
@@ -208,9 +206,7 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   s.writer.write([e = EventRecord{seq, s.elapsed(), "evaluation",
                                   {{"trial", d.selection.trial}, {"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
                                    {"reward", n.reward}, {"message", r.message}}}](RunStore& st) { st.append_event(e); });
-  NodeRecord measured = n;  // its measurement now, its visit statistics with the path
-  measured.meta = nullptr;
-  s.writer.write([measured = std::move(measured)](RunStore& st) { st.update_node(measured); });
+  s.update_node(n);  // its measurement now, its visit statistics with the path
   persist_path(s, d.selection.path, d.node);
 }
 

@@ -85,6 +85,8 @@ struct Coordinator::State {
   int64_t next_seq() { return ++seq; }
   void event(const std::string& kind, nlohmann::json payload);
   NodeView view(const VariantGraph& g, int id) const;
+  /// Queues a write of the node's mutable fields.
+  void update_node(const NodeRecord& n);
   /// Queues the writes of the dirty nodes and edges.
   void flush(const VariantGraph& g);
   /// Marks every node and edge dirty (after a resume re-applied a muted event log).

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/llm/reply_parser.hpp"
 #include "agents/roles.hpp"
 #include "core/error.hpp"
 #include "core/hash.hpp"
@@ -25,23 +26,6 @@ std::string normal(const std::string& code) {
   return out;
 }
 
-std::vector<std::string> code_blocks(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  std::string line, body;
-  bool inside = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("```", 0) == 0) {
-      if (inside) out.push_back(body);
-      inside = !inside;
-      body.clear();
-    } else if (inside) {
-      body += line + "\n";
-    }
-  }
-  return out;
-}
-
 struct Rule {
   Problem problem;
   std::map<std::string, SpacePoint> points;  // normal(source) -> point
@@ -52,10 +36,10 @@ struct Rule {
   }
 
   std::string answer(const std::string& user) {
-    const auto blocks = code_blocks(user);
+    const auto blocks = code_blocks(user);  // the prompts show the reference first, then kernels
     auto point_of = [&](size_t i) -> const SpacePoint* {
       if (i >= blocks.size()) return nullptr;
-      auto it = points.find(normal(blocks[i]));
+      auto it = points.find(normal(blocks[i].code));
       return it == points.end() ? nullptr : &it->second;
     };
     std::smatch m;

@@ -27,24 +27,29 @@ bool code_language(const std::string& tag) {
 
 }  // namespace
 
-std::optional<std::string> extract_code(const std::string& reply) {
-  std::optional<std::string> best;
-  std::istringstream in(reply);
-  std::string line, tag, body;
-  bool inside = false;
+std::vector<CodeBlock> code_blocks(const std::string& text) {
+  std::vector<CodeBlock> out;
+  std::istringstream in(text);
+  std::string line;
+  std::optional<CodeBlock> open;
   while (std::getline(in, line)) {
     std::string t = trim(line);
-    if (!inside && t.rfind("```", 0) == 0) {
-      inside = true;
-      tag = t.substr(3);
-      body.clear();
-    } else if (inside && t == "```") {
-      inside = false;  // a complete block
-      if (code_language(tag)) best = body;
-    } else if (inside) {
-      body += line + "\n";
+    if (!open && t.rfind("```", 0) == 0) {
+      open = CodeBlock{t.substr(3), ""};
+    } else if (open && t == "```") {
+      out.push_back(std::move(*open));  // a complete block
+      open.reset();
+    } else if (open) {
+      open->code += line + "\n";
     }
   }
+  return out;
+}
+
+std::optional<std::string> extract_code(const std::string& reply) {
+  std::optional<std::string> best;
+  for (auto& block : code_blocks(reply))
+    if (code_language(block.language)) best = std::move(block.code);
   return best;
 }
 

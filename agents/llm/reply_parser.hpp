@@ -8,6 +8,13 @@
 
 namespace kmcts::llm {
 
+struct CodeBlock {
+  std::string language;  // the fence's tag, e.g. "cpp" ("" if none)
+  std::string code;
+};
+/// Every complete fenced block (```lang ... ```), in order; an unterminated one is left out.
+std::vector<CodeBlock> code_blocks(const std::string& text);
+
 /// The last complete fenced code block (```lang ... ```), preferring blocks tagged as C,
 /// C++ or CUDA (or untagged) over others (a ```json or ```bash block is never the kernel).
 /// nullopt if the reply has no complete block.

@@ -2,8 +2,6 @@
 // injected fault (waits recorded by a fake clock, never slept), key redaction, cassettes.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -15,6 +13,7 @@
 #include "agents/llm/mock_rule_answerer.hpp"
 #include "agents/llm/mock_server.hpp"
 #include "core/error.hpp"
+#include "scratch.hpp"
 #include "search/run_search.hpp"
 
 using namespace kmcts;
@@ -182,8 +181,7 @@ TEST_CASE("llm client: fatal errors fail at once, and the key never appears in a
 }
 
 TEST_CASE("llm client: record, then replay offline with the server gone; a miss is a clear error") {
-  auto file = std::filesystem::temp_directory_path() / ("kmcts-test-llm-cassette-" + std::to_string(::getpid())) / "c.jsonl";
-  std::filesystem::remove_all(file.parent_path());
+  auto file = kmcts::test::fresh_dir("llm-cassette") / "c.jsonl";
   {
     Fixture f;
     CassetteClient recorder(CassetteMode::record, std::make_shared<Cassette>(file),
@@ -231,8 +229,7 @@ TEST_CASE("llm agents: a whole search through the mock server; token and dollar 
     r.config.set_value("search.budget", 30, "test");
     r.config.set_value("search.workers", 1, "test");
     for (const auto& s : settings) r.config.set(s);
-    r.run_dir = std::filesystem::temp_directory_path() / ("kmcts-test-llm-search-" + name + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(r.run_dir);
+    r.run_dir = kmcts::test::fresh_dir("llm-search-" + name);
     r.progress = false;
     auto summary = run_search(r);
     std::filesystem::remove_all(r.run_dir);

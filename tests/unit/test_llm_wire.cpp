@@ -1,8 +1,6 @@
 // LLM wire formats, retry policy, rate limiter and cassette: pure logic, no network.
 #include <doctest/doctest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 
@@ -11,6 +9,7 @@
 #include "agents/llm/retry.hpp"
 #include "agents/llm/wire.hpp"
 #include "core/error.hpp"
+#include "scratch.hpp"
 
 using namespace kmcts;
 using namespace kmcts::llm;
@@ -165,8 +164,7 @@ TEST_CASE("rate limiter: requests and tokens per minute, reserved before sending
 }
 
 TEST_CASE("cassette: keyed by the whole request and the sample index; persisted and reloaded") {
-  auto file = std::filesystem::temp_directory_path() / ("kmcts-test-cassette-" + std::to_string(::getpid())) / "c.jsonl";
-  std::filesystem::remove_all(file.parent_path());
+  auto file = kmcts::test::fresh_dir("cassette") / "c.jsonl";
   ChatRequest a = request(), a1 = request(), b = request();
   a1.sample = 1;
   b.messages[0].content = "make it faster";

@@ -77,6 +77,34 @@ void drive(const char* policy, const char* pending, const char* backup, const ch
   check_invariants(g, m);
 }
 
+// MCTS driven by hand from a root of reward 0: expand() asks for the next job, adds a child
+// with `hash` under the selected node (a known hash is a transposition) and evaluates a new
+// child with `reward`. Returns (selected node, child).
+struct HandDriven {
+  explicit HandDriven(const Config& c)
+      : m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c)) {
+    NodeRecord root;
+    root.hash = canonical_hash("root");  // (not = "r": GCC 12 -O3 warns falsely, -Wrestrict)
+    g.add_root(root);
+    g.node(0).status = NodeStatus::ok;
+    m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
+  }
+  std::pair<int, int> expand(const std::string& hash, double reward) {
+    Selection s = *m.next(g);
+    NodeRecord n;
+    n.hash = hash;
+    auto added = g.add_child(s.node, n, EdgeRecord{});
+    m.on_child(g, s, added.node, added.new_node);
+    if (added.new_node) {
+      g.node(added.node).status = NodeStatus::ok;
+      m.on_evaluated(g, s, added.node, reward);
+    }
+    return {s.node, added.node};
+  }
+  MctsStrategy m;
+  VariantGraph g;
+};
+
 }  // namespace
 
 TEST_CASE("mcts invariants hold for every combination of parts") {
@@ -96,25 +124,9 @@ TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the c
   Config c;
   c.set("search.branching=2");
   c.set("search.backup=mean");  // the hand-computed values below are means
-  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
-  VariantGraph g;
-  NodeRecord root;
-  root.hash = canonical_hash("root");  // (not = "r": GCC 12 -O3 warns falsely, -Wrestrict)
-  g.add_root(root);
-  g.node(0).status = NodeStatus::ok;
-  m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
-  auto expand = [&](const std::string& hash, double reward) {
-    Selection s = *m.next(g);
-    NodeRecord n;
-    n.hash = hash;
-    auto added = g.add_child(s.node, n, EdgeRecord{});
-    m.on_child(g, s, added.node, added.new_node);
-    if (added.new_node) {
-      g.node(added.node).status = NodeStatus::ok;
-      m.on_evaluated(g, s, added.node, reward);
-    }
-    return added.node;
-  };
+  HandDriven h(c);
+  VariantGraph& g = h.g;
+  auto expand = [&h](const std::string& hash, double reward) { return h.expand(hash, reward).second; };
   int a = expand("a", 1.0);  // root: (0 + 1) / 2 = 0.5
   int b = expand("b", 0.0);  // root: (0 + 1 + 0) / 3
   CHECK(g.node(0).visits == 3);
@@ -137,23 +149,9 @@ TEST_CASE("mcts: expansion=compare expands a node with room unless a child's val
   c.set("search.branching=3");
   c.set("search.expansion=compare");
   c.set("search.exploration=0.2");
-  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
-  VariantGraph g;
-  NodeRecord root;
-  root.hash = canonical_hash("root");
-  g.add_root(root);
-  g.node(0).status = NodeStatus::ok;
-  m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
-  auto expand = [&](const std::string& hash, double reward) {
-    Selection s = *m.next(g);
-    NodeRecord n;
-    n.hash = hash;
-    auto added = g.add_child(s.node, n, EdgeRecord{});
-    m.on_child(g, s, added.node, added.new_node);
-    g.node(added.node).status = NodeStatus::ok;
-    m.on_evaluated(g, s, added.node, reward);
-    return std::pair{s.node, added.node};
-  };
+  HandDriven h(c);
+  VariantGraph& g = h.g;
+  auto expand = [&h](const std::string& hash, double reward) { return h.expand(hash, reward); };
   auto [p1, a] = expand("a", -0.5);  // nothing to compare yet: the root is expanded
   CHECK(p1 == 0);
   // Root N = 2. Child a: Q -0.5, n 1 -> -0.5 + 0.2 sqrt(ln 2) = -0.33; the virtual child

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include <sqlite3.h>
 
+#include "scratch.hpp"
 #include "search/replay.hpp"
 #include "search/run_search.hpp"
 #include "search/run_store.hpp"
@@ -16,11 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kmcts-test-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
+using test::fresh_dir;
 
 nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed, double failure_rate = 0.15,
                       bool deterministic = false) {

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "scratch.hpp"
 #include "search/store_writer.hpp"
 
 using namespace kmcts;
@@ -16,11 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("kmcts-test-writer-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return test::fresh_dir("writer-" + name); }
 
 NodeRecord node(int id) {
   NodeRecord n;
