@@ -129,6 +129,30 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
   return r;
 }
 
+ChatReply Session::chat(const ChatRequest& request, const std::string& role, AgentUsage& usage) {
+  CallRecord record;
+  record.role = role;
+  auto account = [&] {
+    record.dollars = price(request.model, record.usage);
+    usage.prompt_tokens += record.usage.prompt_tokens;
+    usage.completion_tokens += record.usage.completion_tokens;
+    usage.cached_tokens += record.usage.cached_tokens;
+    usage.reasoning_tokens += record.usage.reasoning_tokens;
+    usage.dollars += record.dollars;
+    usage.calls += 1;
+    usage.retries += static_cast<int>(record.errors.size());
+    usage.llm_calls.push_back(record.to_json());
+  };
+  try {
+    ChatReply reply = client_->chat(request, record);
+    account();
+    return reply;
+  } catch (const LlmFailure&) {
+    account();
+    throw;
+  }
+}
+
 double Session::price(const std::string& model, const llm::Usage& u) const {
   if (!prices_.contains(model) || !prices_[model].is_object()) return 0;
   const auto& p = prices_[model];

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "agents/llm/llm_client.hpp"
+#include "agents/roles.hpp"
 #include "core/options.hpp"
 
 namespace kmcts::llm {
@@ -29,8 +30,7 @@ class Session {
 
   /// One call: the reply, with `usage` updated (tokens, dollars, the call's record). Throws
   /// LlmFailure after recording the failed call in `usage` too.
-  template <class Usage>
-  ChatReply chat(const ChatRequest& request, const std::string& role, Usage& usage);
+  ChatReply chat(const ChatRequest& request, const std::string& role, AgentUsage& usage);
 
   /// Dollars of `u` for `model` from agents.llm.prices (0 if the model has no price).
   double price(const std::string& model, const llm::Usage& u) const;
@@ -39,30 +39,5 @@ class Session {
   std::shared_ptr<LlmClient> client_;
   nlohmann::json prices_;
 };
-
-template <class Usage>
-ChatReply Session::chat(const ChatRequest& request, const std::string& role, Usage& usage) {
-  CallRecord record;
-  record.role = role;
-  auto account = [&] {
-    record.dollars = price(request.model, record.usage);
-    usage.prompt_tokens += record.usage.prompt_tokens;
-    usage.completion_tokens += record.usage.completion_tokens;
-    usage.cached_tokens += record.usage.cached_tokens;
-    usage.reasoning_tokens += record.usage.reasoning_tokens;
-    usage.dollars += record.dollars;
-    usage.calls += 1;
-    usage.retries += static_cast<int>(record.errors.size());
-    usage.llm_calls.push_back(record.to_json());
-  };
-  try {
-    ChatReply reply = client_->chat(request, record);
-    account();
-    return reply;
-  } catch (const LlmFailure&) {
-    account();
-    throw;
-  }
-}
 
 }  // namespace kmcts::llm

@@ -50,20 +50,14 @@ std::vector<json> neighbours(const SpaceParam& param, int index) {
   return out;
 }
 
-class RulePlanner final : public Planner {
+class RulePlanner final : public SpacePlanner {
  public:
   explicit RulePlanner(const Config& config)
       : jump_probability_(config.get_double("agents.rule.jump_probability")),
         pair_probability_(config.get_double("agents.rule.pair_probability")) {}
 
-  PlanResult propose(const PlanContext& context) override {
-    PlanResult result = plans_for(context);
-    result.exhausted = result.plans.empty();  // every failure here is permanent for the node
-    return result;
-  }
-
  private:
-  PlanResult plans_for(const PlanContext& context) {
+  PlanResult plans_for(const PlanContext& context) override {
     PlanResult result;
     const TunableSpace* space = space_of(context.problem, "rule planner", result.error);
     if (!space) return result;

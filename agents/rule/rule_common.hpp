@@ -24,6 +24,21 @@ std::string describe_move(const TunableSpace& space, const SpacePoint& from, con
 /// Parameters whose values differ between two points, in space order.
 std::vector<std::string> changed_params(const TunableSpace& space, const SpacePoint& a, const SpacePoint& b);
 
+/// A planner over the tunable space. Its answers depend only on the space and the graph, so
+/// an empty answer (no space, no params, every move tried) is final for the node: it is
+/// marked exhausted and the search closes the node.
+class SpacePlanner : public Planner {
+ public:
+  PlanResult propose(const PlanContext& context) final {
+    PlanResult result = plans_for(context);
+    result.exhausted = result.plans.empty();
+    return result;
+  }
+
+ protected:
+  virtual PlanResult plans_for(const PlanContext& context) = 0;
+};
+
 /// Renders `point` with the problem's template; meta gets {"params": point} plus `extra`.
 /// An invalid point or a render failure is a CodeResult error.
 CodeResult render_point(const Problem& problem, const SpacePoint& point, const std::string& role,

@@ -19,18 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-class SweepPlanner final : public Planner {
+class SweepPlanner final : public SpacePlanner {
  public:
   explicit SweepPlanner(const Config&) {}
 
-  PlanResult propose(const PlanContext& context) override {
-    PlanResult result = plans_for(context);
-    result.exhausted = result.plans.empty();  // every failure here is permanent for the node
-    return result;
-  }
-
  private:
-  PlanResult plans_for(const PlanContext& context) {
+  PlanResult plans_for(const PlanContext& context) override {
     PlanResult result;
     const TunableSpace* space = space_of(context.problem, "sweep planner", result.error);
     if (!space) return result;
