@@ -12,6 +12,7 @@
 #include "agents/llm/llm_client.hpp"
 #include "agents/llm/mock_rule_answerer.hpp"
 #include "agents/llm/mock_server.hpp"
+#include "agents/llm/session.hpp"
 #include "core/error.hpp"
 #include "scratch.hpp"
 #include "search/run_search.hpp"
@@ -274,4 +275,36 @@ TEST_CASE("llm client: requests from many threads are in flight at once on the o
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   CHECK(ok == 8);
   CHECK(seconds < 2.5);  // concurrent: about 0.5 s; a wide margin for a loaded machine
+}
+
+TEST_CASE("llm client: the endpoint's rate limit holds calls back before they are sent") {
+  MockLlmServer server(0, [](const std::string&, const std::string&, const std::string& user) { return user; });
+  EndpointSettings e;
+  e.base_url = server.base_url();
+  e.requests_per_minute = 2;  // one request every 30 s once the first minute's two are spent
+  auto clock = std::make_shared<FakeClock>();
+  HttpLlmClient client(e, std::make_shared<HttpTransport>(HttpTimeouts{}), clock);
+  for (int i = 0; i < 3; ++i) {
+    CallRecord r;
+    CHECK(client.chat(ask(fmt::format("r{}", i)), r).text == fmt::format("r{}", i));
+  }
+  REQUIRE(clock->sleeps.size() == 1);  // the third request waited for the bucket
+  CHECK(clock->sleeps[0] == doctest::Approx(30.0));
+  CHECK(server.stats().requests == 3);
+}
+
+TEST_CASE("llm session: each role has its own model, temperature and token budget") {
+  Config c;
+  c.set("agents.llm.model=base-model");
+  c.set("agents.llm.coder.model=coder-model");
+  c.set("agents.llm.planner.temperature=1.1");
+  c.set("agents.llm.debugger.max_tokens=123");
+  auto session = Session::for_config(c);
+  CHECK(session->role("planner", c).model == "base-model");
+  CHECK(session->role("planner", c).temperature == doctest::Approx(1.1));
+  CHECK(session->role("coder", c).model == "coder-model");
+  CHECK(session->role("coder", c).temperature == doctest::Approx(0.2));
+  CHECK(session->role("debugger", c).max_tokens == 123);
+  // One session per endpoint: the three roles share its limits and cassette.
+  CHECK(Session::for_config(c) == session);
 }
