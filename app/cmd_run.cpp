@@ -22,6 +22,7 @@ struct RunArgs {
   std::optional<int64_t> budget;
   std::optional<int64_t> seed;
   std::optional<int64_t> workers;
+  std::optional<std::string> gpus;
   std::string out;
   bool quiet = false;
   bool deterministic = false;
@@ -57,6 +58,7 @@ int run(const RunArgs& a) {
   if (a.budget) config.set_value("search.budget", *a.budget, "--budget");
   if (a.seed) config.set_value("search.seed", *a.seed, "--seed");
   if (a.workers) config.set_value("search.workers", *a.workers, "--workers");
+  if (a.gpus) config.set_value("evaluator.cuda.gpus", *a.gpus, "--gpus");
   if (a.deterministic) config.set_value("search.deterministic", true, "--deterministic");
   RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
   handle_interrupts();
@@ -74,6 +76,7 @@ Command add_run(CLI::App& root) {
   cmd->add_option("--budget", args->budget, "Evaluations to spend (search.budget)");
   cmd->add_option("--seed", args->seed, "Random seed (search.seed)");
   cmd->add_option("--workers", args->workers, "Trials in flight (search.workers)");
+  cmd->add_option("--gpus", args->gpus, "CUDA devices to measure on, e.g. 0,1: one measurement per GPU at a time (evaluator.cuda.gpus)");
   cmd->add_option("--out", args->out, "Run directory to create (default runs/<problem>-<time>-s<seed>)");
   cmd->add_flag("--deterministic", args->deterministic,
                 "Lockstep waves applied in request order: the same graph for any --workers (search.deterministic)");

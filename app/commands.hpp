@@ -21,5 +21,6 @@ Command add_doctor(CLI::App& root);
 Command add_replay(CLI::App& root);
 Command add_resume(CLI::App& root);
 Command add_mock_llm(CLI::App& root);
+Command add_measure(CLI::App& root);
 
 }  // namespace kmcts::app

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_replay);
   add(kmcts::app::add_doctor);
   add(kmcts::app::add_mock_llm);
+  add(kmcts::app::add_measure);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

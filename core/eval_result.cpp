@@ -9,9 +9,10 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kVerdictNames[] = {"ok", "compile_error", "wrong_answer", "timeout", "crash", "infra_error"};
+constexpr const char* kVerdictNames[] = {"ok", "compile_error", "wrong_answer", "timeout", "crash", "infra_error", "rejected"};
 constexpr Verdict kVerdicts[] = {Verdict::ok,      Verdict::compile_error, Verdict::wrong_answer,
-                                 Verdict::timeout, Verdict::crash,         Verdict::infra_error};
+                                 Verdict::timeout, Verdict::crash,         Verdict::infra_error,
+                                 Verdict::rejected};
 
 /// Quantile of sorted data by linear interpolation between order statistics at
 /// position p*(n-1) (Hyndman-Fan type 7, numpy's default), so numbers match what people
@@ -77,7 +78,7 @@ Verdict verdict_from_string(const std::string& s) {
   for (size_t i = 0; i < std::size(kVerdicts); ++i)
     if (s == kVerdictNames[i]) return kVerdicts[i];
   throw std::invalid_argument("unknown verdict '" + s +
-                              "' (known: ok, compile_error, wrong_answer, timeout, crash, infra_error)");
+                              "' (known: ok, compile_error, wrong_answer, timeout, crash, infra_error, rejected)");
 }
 
 TimingStats TimingStats::from_samples(std::vector<double> samples_ns) {

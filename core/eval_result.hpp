@@ -7,7 +7,9 @@
 
 namespace kmcts {
 
-enum class Verdict { ok, compile_error, wrong_answer, timeout, crash, infra_error };
+// rejected: the candidate broke a rule of the measurement (work on a side stream, a library
+// kernel instead of its own, persisting-L2 pinning, ...): a cheat, or a bug that looks like one.
+enum class Verdict { ok, compile_error, wrong_answer, timeout, crash, infra_error, rejected };
 
 const char* to_string(Verdict v);
 Verdict verdict_from_string(const std::string& s);  // throws std::invalid_argument

@@ -40,6 +40,12 @@ T get_field(const json& j, const std::string& key, const std::string& where) {
   }
 }
 
+/// get_field for keys that may be absent (then T{}).
+template <class T>
+T get_optional(const json& j, const std::string& key, const std::string& where) {
+  return j.contains(key) ? get_field<T>(j, key, where) : T{};
+}
+
 const std::vector<std::string> kDistributions = {"uniform", "normal", "negative", "heavy_tailed"};
 
 TensorSpec parse_tensor(const json& j, const std::string& where, bool is_input) {
@@ -91,6 +97,8 @@ Problem load_problem(const fs::path& dir) {
   if (!p.raw.is_object()) throw InputError(where + ": must be a JSON object");
   p.name = get_field<std::string>(p.raw, "name", where);
   p.kind = p.raw.value("kind", std::string("cpu"));
+  if (p.kind != "cpu" && p.kind != "cuda")
+    throw InputError(fmt::format("{}: kind '{}' is not known (cpu, cuda)", where, p.kind));
   p.description = p.raw.value("description", std::string());
   p.inputs = parse_tensors(p.raw, "inputs", where, true);
   p.outputs = parse_tensors(p.raw, "outputs", where, false);
@@ -100,7 +108,8 @@ Problem load_problem(const fs::path& dir) {
     p.rtol = tol.value("rtol", p.rtol);
     if (p.atol < 0 || p.rtol < 0) throw InputError(where + ": tolerance must be non-negative");
   }
-  p.compile_flags = p.raw.value("compile_flags", std::vector<std::string>{});
+  p.compile_flags = get_optional<std::vector<std::string>>(p.raw, "compile_flags", where);
+  p.reference_flags = get_optional<std::vector<std::string>>(p.raw, "reference_flags", where);
   p.flops = p.raw.value("flops", 0.0);
   p.bytes = p.raw.value("bytes", 0.0);
   p.reference_source = read_text(dir / get_field<std::string>(p.raw, "reference", where), "reference");

@@ -25,13 +25,14 @@ struct TensorSpec {
 struct Problem {
   std::filesystem::path dir;
   std::string name;
-  std::string kind;  // "cpu" (cuda, kernelbench later)
+  std::string kind;  // "cpu" or "cuda" (the evaluator of the same name runs it)
   std::string description;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   double atol = 1e-4;
   double rtol = 1e-4;
   std::vector<std::string> compile_flags;  // added to the evaluator's base flags
+  std::vector<std::string> reference_flags;  // the reference's build only (e.g. -lcublas)
   double flops = 0;                        // per call, for roofline reports; 0 = unknown
   double bytes = 0;
   std::string reference_source;            // contents of the reference file

@@ -8,3 +8,14 @@ namespace kmcts {
 inline std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace kmcts
+
+namespace kmcts {
+
+/// The last non-empty line (trailing newlines ignored).
+inline std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const auto cut = text.rfind('\n');
+  return cut == std::string::npos ? text : text.substr(cut + 1);
+}
+
+}  // namespace kmcts

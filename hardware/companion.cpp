@@ -4,11 +4,6 @@ namespace kmcts {
 
 namespace fs = std::filesystem;
 
-fs::path executable_dir() {
-  std::error_code ec;
-  return fs::read_symlink("/proc/self/exe", ec).parent_path();
-}
-
 std::optional<fs::path> find_companion(const std::string& name) {
   std::error_code ec;
   fs::path dir = executable_dir();

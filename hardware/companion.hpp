@@ -1,14 +1,15 @@
 #pragma once
-// Companion executables (kmcts-cpu-worker, kmcts-cuda-probe) are installed next to the
-// binary that runs them; test binaries may sit one folder below the build root.
+// Companion executables (kmcts-cpu-worker, kmcts-cuda-worker, kmcts-cuda-probe) are
+// installed next to the binary that runs them; test binaries may sit one folder below the
+// build root.
 #include <filesystem>
 #include <optional>
 #include <string>
 
+#include "core/install_paths.hpp"
+
 namespace kmcts {
 
-/// The folder of the running executable.
-std::filesystem::path executable_dir();
 /// `name` next to the running executable, or in its parent folder; nullopt if neither exists.
 std::optional<std::filesystem::path> find_companion(const std::string& name);
 

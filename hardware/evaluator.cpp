@@ -2,7 +2,16 @@
 
 #include "core/text.hpp"
 
+KMCTS_OPTION("evaluator.name", String, "auto", std::nullopt, std::nullopt,
+             "Evaluator by name: cpu, cuda, synthetic, replay; auto = the problem's kind (cpu or cuda).")
+
 namespace kmcts {
+
+std::unique_ptr<Evaluator> make_evaluator(const Problem& problem, const Config& config) {
+  std::string name = config.get_string("evaluator.name");
+  if (name == "auto") name = problem.kind;
+  return EvaluatorRegistry::instance().create("evaluator", name, problem, config);
+}
 
 EvalResult compile_error_result(const BuildResult& built) {
   EvalResult result;

@@ -35,6 +35,9 @@ class Evaluator {
   virtual EvalResult measure(const BuildResult& build) = 0;
   /// A description for `kmcts doctor` and the run record (compiler version, device).
   virtual nlohmann::json describe() const = 0;
+  /// Measurements that can run at once (one per GPU for the cuda evaluator); the
+  /// coordinator's measurement pool takes this size when search.measure_slots is 0.
+  virtual int measure_slots() const { return 1; }
 
   /// build() then measure(); a failed build becomes a compile_error result.
   EvalResult evaluate(const std::string& source);
@@ -47,5 +50,8 @@ EvalResult compile_error_result(const BuildResult& build);
 
 /// Factories receive the problem and the validated config.
 using EvaluatorRegistry = Registry<Evaluator, const Problem&, const Config&>;
+
+/// The evaluator evaluator.name names ("auto": the one of the problem's kind).
+std::unique_ptr<Evaluator> make_evaluator(const Problem& problem, const Config& config);
 
 }  // namespace kmcts

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -30,6 +31,19 @@ constexpr double kDrainSeconds = 1.0;
 /// Poll tick when pidfd_open is unavailable (kernels older than 5.3): the latency we
 /// add to noticing a child's exit.
 constexpr int kFallbackTickMs = 10;
+constexpr int kRssTickMs = 50;
+
+/// Resident bytes of process `pid` (/proc/PID/statm), 0 when unreadable.
+int64_t resident_bytes(pid_t pid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  long long size = 0, resident = 0;
+  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
+  std::fclose(f);
+  return got == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
+}
 
 // Everything the child needs, prepared before fork: after fork in a multi-threaded
 // parent only async-signal-safe calls are allowed (no malloc, no locks).
@@ -222,10 +236,12 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   bool out_open = true, err_open = true, child_done = false, out_cut = false, err_cut = false;
   int wait_status = 0;
 
-  auto finish_child = [&](bool timed_out) {
+  auto finish_child = [&](bool timed_out, bool over_memory = false) {
     // The child is still a zombie (not reaped), so its pid cannot have been reused.
     kill(-pid, SIGKILL);  // stragglers in its group (or everything, on a timeout)
-    if (timed_out) kill(pid, SIGKILL), result.timed_out = true;
+    if (timed_out || over_memory) kill(pid, SIGKILL);
+    result.timed_out = timed_out;
+    result.memory_exceeded = over_memory;
     while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
     child_done = true;
@@ -246,6 +262,13 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     if (!child_done && pidfd >= 0) pid_index = count, fds[count++] = {pidfd, POLLIN, 0};
     int wait_ms = ms_until(child_done ? drain_deadline : deadline);
     if (!child_done && pidfd < 0) wait_ms = std::min(wait_ms, kFallbackTickMs);
+    if (!child_done && limits.max_rss_mb > 0) {
+      wait_ms = std::min(wait_ms, kRssTickMs);
+      if (resident_bytes(pid) > (limits.max_rss_mb << 20)) {
+        finish_child(false, true);
+        continue;
+      }
+    }
     int ready = poll(fds, static_cast<nfds_t>(count), wait_ms);
     if (ready < 0 && errno != EINTR) break;
     if (out_index >= 0 && fds[out_index].revents) out_open = drain_into(out.read, result.out, limits.max_output_bytes, out_cut);

@@ -12,6 +12,9 @@ namespace kmcts {
 struct SandboxLimits {
   double timeout_s = 60;       // wall clock; on expiry the process group gets SIGKILL
   int64_t memory_mb = 0;       // RLIMIT_AS of the child; 0 = inherit
+  // Resident memory of the child, checked every 50 ms; over it, the group gets SIGKILL. For
+  // children RLIMIT_AS cannot bound: a CUDA process reserves terabytes of address space.
+  int64_t max_rss_mb = 0;
   double cpu_seconds = 0;      // RLIMIT_CPU (soft; SIGKILL one second later); 0 = inherit
   size_t max_output_bytes = 8u << 20;  // per stream; more is read and dropped (marked)
 };
@@ -22,6 +25,7 @@ struct SandboxResult {
   int exit_code = -1;     // valid when the child exited (signal == 0)
   int signal = 0;         // the terminating signal, 0 if it exited
   bool timed_out = false; // killed by us at the wall-clock limit
+  bool memory_exceeded = false;  // killed by us over max_rss_mb
   std::string out;
   std::string err;
   double wall_seconds = 0;

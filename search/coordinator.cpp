@@ -23,9 +23,9 @@ KMCTS_OPTION("search.store_flush_s", Double, 0.2, 0.0, 3600.0,
              "finished work, which `kmcts resume` redoes. 0 = commit after every completion.")
 KMCTS_OPTION("search.compile_slots", Int, 0, 0, 1024,
              "Compiles at once (0 = one per CPU core). Compiles never hold a measurement slot.")
-KMCTS_OPTION("search.measure_slots", Int, 1, 1, 1024,
-             "Measurements at once: one per GPU, or per CPU measurement slot. 1 on CPUs keeps timings "
-             "honest: two kernels timed together share caches and memory bandwidth.")
+KMCTS_OPTION("search.measure_slots", Int, 0, 0, 1024,
+             "Measurements at once; 0 = what the evaluator offers: one per GPU of evaluator.cuda.gpus, 1 on "
+             "CPUs, which keeps timings honest (two kernels timed together share caches and memory bandwidth).")
 KMCTS_OPTION("search.seed", Int, 0, 0, 9.0e15, "Seed of every random draw (counter-based, so runs are repeatable).")
 KMCTS_OPTION("search.max_wall_s", Double, 0.0, 0.0, 1.0e7, "Stop selecting new work after this many seconds (0 = no limit).")
 KMCTS_OPTION("search.max_agent_calls", Int, 0, 0, 1.0e9, "Stop selecting new work after this many agent calls (0 = no limit).")
@@ -48,12 +48,11 @@ KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by n
 KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule or llm; empty = agents.backend.")
 KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
              "Plans one Planner call proposes; unused ones are queued on the node for later expansions.")
-KMCTS_OPTION("evaluator.name", String, "cpu", std::nullopt, std::nullopt, "Evaluator by name (cpu, synthetic).")
 
 namespace kmcts {
 SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   SearchParts p;
-  p.evaluator = EvaluatorRegistry::instance().create("evaluator", c.get_string("evaluator.name"), problem, c);
+  p.evaluator = make_evaluator(problem, c);
   const std::string backend = c.get_string("agents.backend");
   if (backend != "rule" && backend != "llm")
     throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm)");
@@ -90,15 +89,25 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   return s;
 }
 
+namespace {
+
+/// search.measure_slots = 0: the evaluator's own count (replay builds a State without one).
+SearchSettings with_measure_slots(SearchSettings s, const Evaluator* evaluator) {
+  if (s.measure_slots <= 0) s.measure_slots = evaluator ? std::max(1, evaluator->measure_slots()) : 1;
+  return s;
+}
+
+}  // namespace
+
 Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, RunStore& st)
     : problem(p),
-      settings(s),
+      settings(with_measure_slots(s, pa.evaluator.get())),
       parts(std::move(pa)),
       store(st),
       writer(st, s.store_flush_s),
-      threads(static_cast<size_t>(s.compile_slots + s.measure_slots + 1)),
+      threads(static_cast<size_t>(settings.compile_slots + settings.measure_slots + 1)),
       agents("agents", s.agent_slots),
-      measurements("measurements", s.measure_slots),
+      measurements("measurements", settings.measure_slots),
       compiles("compiles", s.compile_slots),
       progress(s.progress) {}
 

@@ -40,7 +40,7 @@ struct SearchSettings {
   int agent_slots = 2;        // of those, in their agent call at once (<= workers)
   double store_flush_s = 0.5; // path statistics reach the store at most this often
   int compile_slots = 2;      // compiles at once
-  int measure_slots = 1;      // measurements at once
+  int measure_slots = 0;      // measurements at once; 0 = the evaluator's measure_slots()
   uint64_t seed = 0;
   int plans_per_call = 4;
   double max_wall_s = 0;      // 0 = no limit (here and below)

@@ -38,9 +38,21 @@ std::string describe_result(const NodeView& n) {
   const EvalResult& r = *n.result;
   if (r.ok()) {
     std::string out = fmt::format("correct; median {:.1f} us, {:.3f}x the reference's speed", r.candidate.median_ns / 1000, r.speedup);
+    const nlohmann::json& d = r.details;
+    if (!d.is_object()) return out;
     // Profile metrics, when the evaluator measured some (details.metrics: name -> value).
-    if (r.details.is_object() && r.details.contains("metrics") && r.details["metrics"].is_object())
-      for (const auto& [name, value] : r.details["metrics"].items()) out += fmt::format("; {} {}", name, value.dump());
+    if (d.contains("metrics") && d["metrics"].is_object())
+      for (const auto& [name, value] : d["metrics"].items()) out += fmt::format("; {} {}", name, value.dump());
+    // The CUDA evaluator's roofline fraction and hardware counters (evaluator.cuda.profile).
+    if (d.contains("roofline") && d["roofline"].contains("fraction"))
+      out += fmt::format("; {:.0f}% of the roofline (the floor its bytes and FLOPs allow)",
+                         100 * d["roofline"]["fraction"].get<double>());
+    if (d.contains("hw_counters") && d["hw_counters"].contains("kernels"))
+      for (const auto& k : d["hw_counters"]["kernels"]) {
+        out += fmt::format("; kernel {}:", k.value("name", std::string("?")));
+        for (const auto& [name, value] : k.items())
+          if (name != "name") out += fmt::format(" {} {}", name, value.dump());
+      }
     return out;
   }
   return fmt::format("{}: {}", to_string(r.verdict), r.message);

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/install_paths.hpp"
 
 #ifndef KMCTS_PROMPT_DIR
 #define KMCTS_PROMPT_DIR "configs/prompts"
@@ -70,6 +71,6 @@ std::string PromptTemplate::render(const std::map<std::string, std::string>& val
   return out;
 }
 
-std::filesystem::path default_prompt_dir() { return KMCTS_PROMPT_DIR; }
+std::filesystem::path default_prompt_dir() { return data_dir("prompts", KMCTS_PROMPT_DIR); }
 
 }  // namespace kmcts::llm

@@ -8,30 +8,18 @@
 #include <optional>
 #include <string>
 
-#include "hardware/cpu/compiler.hpp"
+#include "hardware/compiler.hpp"
 #include "hardware/evaluator.hpp"
+#include "hardware/measure_settings.hpp"
 #include "hardware/sandbox.hpp"
 
 namespace kmcts {
 
-struct CpuEvaluatorSettings {
-  double timeout_s = 60;
-  int64_t memory_mb = 4096;
-  double compile_timeout_s = 120;
-  int correctness_trials = 5;
-  double rse_target = 0.005;
-  int min_samples = 20;
-  int max_samples = 2000;
-  double min_time_ms = 50;
-  double max_time_ms = 2000;
-  int warmup_calls = 3;
-  double warmup_ms = 20;
+/// The shared measurement settings (evaluator.*) and the cpu evaluator's own.
+struct CpuEvaluatorSettings : MeasureSettings {
   int64_t flush_mb = 16;
-  int input_sets = 2;
   std::string compiler = "c++";
-  std::string cache_dir;   // "" = default_cache_dir()
   std::string cpu_worker;  // "" = next to this executable
-  int64_t input_seed = 0;
 
   /// Reads the evaluator.* options; inconsistent values are an InputError naming them.
   static CpuEvaluatorSettings from_config(const Config& config);
@@ -58,14 +46,14 @@ class CpuEvaluator final : public Evaluator {
 
   Problem problem_;
   CpuEvaluatorSettings settings_;
-  CpuCompiler compiler_;
+  KernelCompiler compiler_;
   std::filesystem::path worker_;
   std::mutex reference_mutex_;
   std::optional<BuildResult> reference_;
 };
 
-/// Maps what the sandboxed worker did (exit, signal, timeout, its JSON) to a result.
-/// Exposed for tests.
-EvalResult result_from_worker(const SandboxResult& run, double timeout_s);
+/// The host compiler's flavour for cpu kernels: -O3 -march=native, the kmcts_cpu.h ABI.
+CompilerFlavor cpu_compiler_flavor();
+
 
 }  // namespace kmcts

@@ -70,4 +70,13 @@ RatioInterval bootstrap_speedup(const std::vector<double>& reference_ns, const s
   return r;
 }
 
+SpeedupVerdict judge_speedup(const RatioInterval& interval, double rse_reference, double rse_candidate) {
+  SpeedupVerdict v;
+  v.margin = std::max(3 * std::hypot(rse_reference, rse_candidate), 0.01);
+  if (interval.low > 1 + v.margin) v.call = "faster";
+  else if (interval.high < 1 / (1 + v.margin)) v.call = "slower";
+  else v.call = "same";
+  return v;
+}
+
 }  // namespace kmcts::cuda

@@ -6,6 +6,7 @@
 //   overlapping work counts once;
 // - the speedup's uncertainty is a bootstrap interval of the ratio of medians.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace kmcts::cuda {
@@ -27,5 +28,14 @@ struct RatioInterval {
 /// `resamples` draws with replacement of each sample set, keyed by `seed` (repeatable).
 RatioInterval bootstrap_speedup(const std::vector<double>& reference_ns, const std::vector<double>& candidate_ns,
                                 uint64_t seed, int resamples = 2000, double alpha = 0.05);
+
+/// The verdict on a speedup (REFERENCE.md): "faster" only if the interval's lower bound
+/// beats 1 + max(3 sigma, 1%), sigma being the relative standard error of the ratio
+/// (sqrt(rse_ref^2 + rse_cand^2)); "slower" symmetrically; otherwise "same".
+struct SpeedupVerdict {
+  std::string call;  // faster | slower | same
+  double margin = 0; // the 1 + margin the bound had to beat
+};
+SpeedupVerdict judge_speedup(const RatioInterval& interval, double rse_reference, double rse_candidate);
 
 }  // namespace kmcts::cuda

@@ -40,7 +40,7 @@ echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
 echo '{"search": ' >"$work/broken.json"
 check "broken config" 2 "is not valid JSON" -- "$kmcts" config --config "$work/broken.json"
-check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
+check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
 check "doctor" 0 "host compiler +yes" -- "$kmcts" doctor
 
 run="$work/run"
@@ -72,6 +72,16 @@ check "run (cpu)" 0 "evaluations +5 " -- "$kmcts" run "$src/problems/cpu/matmul"
   --set evaluator.cache_dir="$work/cache" --quiet
 check "cpu run recorded its sources" 0 "." -- ls "$work/cpu/sources"
 check "replay (cpu)" 0 "equals the stored one" -- "$kmcts" replay "$work/cpu"
+# kmcts measure: one evaluation outside a search, and its JSON line.
+check "measure (cpu)" 0 "^seed \[1/1\] ok: speedup" -- "$kmcts" measure "$src/problems/cpu/matmul" \
+  --set evaluator.cache_dir="$work/cache" --set evaluator.max_time_ms=100 --jsonl "$work/m.jsonl"
+check "measure wrote its result" 0 '"verdict":"ok"' -- cat "$work/m.jsonl"
+check "measure, missing source" 2 "cannot read the source '$work/none.cpp'" -- "$kmcts" measure "$src/problems/cpu/matmul" "$work/none.cpp"
+# A CUDA problem on a machine without a GPU (or a build without CUDA): one line saying why.
+check "cuda without a GPU" 2 "no CUDA GPU found|built without the CUDA toolkit" -- \
+  env CUDA_VISIBLE_DEVICES= "$kmcts" run "$src/problems/cuda/softmax" --budget 1 --out "$work/cuda"
+check "cuda: bad --gpus" 2 "evaluator.cuda.gpus: 'x' is not a list of GPU indices" -- \
+  "$kmcts" run "$src/problems/cuda/softmax" --gpus x --out "$work/cuda2"
 grep -q '"evaluations": 15' "$run/summary.json" && passes=$((passes + 1)) || { echo "FAIL summary.json"; failures=$((failures + 1)); }
 
 echo "$passes passed, $failures failed"

@@ -12,7 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/problem.hpp"
-#include "hardware/cpu/compiler.hpp"
+#include "hardware/compiler.hpp"
 #include "hardware/cpu/cpu_evaluator.hpp"
 #include "hardware/sandbox.hpp"
 
@@ -134,7 +134,7 @@ TEST_CASE("cpu sandbox: signals, limits and missing programs") {
 
 TEST_CASE("cpu compiler: the second build of a source is a cache hit") {
   TempDir cache;
-  CpuCompiler compiler(CpuCompilerSettings{"c++", cache.path, 60, 4096, {}});
+  KernelCompiler compiler(CompilerSettings{"c++", cache.path, 60, 4096, {}}, cpu_compiler_flavor());
   const std::string source = variant("wrong.cpp");
   BuildResult first = compiler.compile(source);
   REQUIRE_MESSAGE(first.ok, first.log);
@@ -147,7 +147,7 @@ TEST_CASE("cpu compiler: the second build of a source is a cache hit") {
   CHECK(second.artifact == first.artifact);
   CHECK(second.seconds < first.seconds);
   // Different flags are a different object.
-  CpuCompiler other(CpuCompilerSettings{"c++", cache.path, 60, 4096, {"-DKMCTS_TEST_FLAG=1"}});
+  KernelCompiler other(CompilerSettings{"c++", cache.path, 60, 4096, {"-DKMCTS_TEST_FLAG=1"}}, cpu_compiler_flavor());
   BuildResult third = other.compile(source);
   CHECK(third.ok);
   CHECK_FALSE(third.cached);
@@ -156,7 +156,7 @@ TEST_CASE("cpu compiler: the second build of a source is a cache hit") {
 
 TEST_CASE("cpu compiler: parallel compiles of one source agree") {
   TempDir cache;
-  CpuCompiler compiler(CpuCompilerSettings{"c++", cache.path, 60, 4096, {}});
+  KernelCompiler compiler(CompilerSettings{"c++", cache.path, 60, 4096, {}}, cpu_compiler_flavor());
   const std::string source = variant("unwritten.cpp");
   BuildResult a, b;
   std::thread other([&] { a = compiler.compile(source); });
@@ -172,7 +172,7 @@ TEST_CASE("cpu compiler: parallel compiles of one source agree") {
 
 TEST_CASE("cpu compiler: an unknown compiler is an input error naming it") {
   TempDir cache;
-  CHECK_THROWS_WITH_AS(CpuCompiler(CpuCompilerSettings{"kmcts-no-such-cc", cache.path, 60, 4096, {}}),
+  CHECK_THROWS_WITH_AS(KernelCompiler(CompilerSettings{"kmcts-no-such-cc", cache.path, 60, 4096, {}}, cpu_compiler_flavor()),
                        doctest::Contains("kmcts-no-such-cc"), InputError);
 }
 

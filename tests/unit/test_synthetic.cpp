@@ -46,7 +46,7 @@ Config synthetic_config(std::initializer_list<std::pair<const char*, json>> valu
   return c;
 }
 
-std::unique_ptr<Evaluator> make_evaluator(const Problem& p, const Config& c) {
+std::unique_ptr<Evaluator> make_synthetic(const Problem& p, const Config& c) {
   return EvaluatorRegistry::instance().create("evaluator", "synthetic", p, c);
 }
 
@@ -75,8 +75,8 @@ synthetic::LandscapeShape shape_of(uint64_t seed, double interaction, double rug
 
 TEST_CASE("synthetic: one config gives one landscape; another seed another") {
   const Problem p = fixture_problem();
-  auto a = make_evaluator(p, synthetic_config({{"seed", 4}})), b = make_evaluator(p, synthetic_config({{"seed", 4}}));
-  auto c = make_evaluator(p, synthetic_config({{"seed", 5}}));
+  auto a = make_synthetic(p, synthetic_config({{"seed", 4}})), b = make_synthetic(p, synthetic_config({{"seed", 4}}));
+  auto c = make_synthetic(p, synthetic_config({{"seed", 5}}));
   int differ = 0, points = 0;
   for_each_point(*p.space, [&](const PointIndex& x) {
     const std::string source = source_at(p, x);
@@ -95,7 +95,7 @@ TEST_CASE("synthetic: the seed kernel scores exactly 1 and never fails, in both 
   for (const char* mode : {"space", "hash"}) {
     CAPTURE(mode);
     const Problem p = fixture_problem();
-    auto e = make_evaluator(p, synthetic_config({{"mode", mode}, {"failure_rate", 1.0}, {"ruggedness", 1.0}}));
+    auto e = make_synthetic(p, synthetic_config({{"mode", mode}, {"failure_rate", 1.0}, {"ruggedness", 1.0}}));
     const EvalResult r = e->evaluate(p.seed_source);
     CHECK(r.verdict == Verdict::ok);
     CHECK(r.speedup == 1.0);
@@ -110,7 +110,7 @@ TEST_CASE("synthetic: a smooth separable landscape, climbed by coordinate ascent
   // t_p(x) = (x_p - o_p) / (n_p - 1): the optimum is the bowl centre o, worth
   // exp(sum_p w_p t_p(d)^2) over the seed, and ascent along each axis in turn reaches it.
   const Problem p = three_params();
-  auto e = make_evaluator(p, synthetic_config({{"seed", 7}, {"interaction", 0.0}, {"ruggedness", 0.0}, {"failure_rate", 0.0}}));
+  auto e = make_synthetic(p, synthetic_config({{"seed", 7}, {"interaction", 0.0}, {"ruggedness", 0.0}, {"failure_rate", 0.0}}));
   const synthetic::SpaceLandscape land(*p.space, shape_of(7, 0, 0));
   const PointIndex d = land.default_point(), o = land.bowl_centre();
   REQUIRE(d == PointIndex{0, 0, 0});
@@ -159,7 +159,7 @@ TEST_CASE("synthetic: failures cover the requested fraction of the space, all fo
   std::map<Verdict, int> kinds;
   int failed = 0, total = 0;
   for (int seed = 0; seed < 100; ++seed) {
-    auto e = make_evaluator(p, synthetic_config({{"seed", seed}, {"failure_rate", 0.3}}));
+    auto e = make_synthetic(p, synthetic_config({{"seed", seed}, {"failure_rate", 0.3}}));
     for_each_point(*p.space, [&](const PointIndex& x) {
       const std::string source = source_at(p, x);
       if (source == p.seed_source) return;
@@ -175,7 +175,7 @@ TEST_CASE("synthetic: failures cover the requested fraction of the space, all fo
   for (Verdict v : {Verdict::wrong_answer, Verdict::crash, Verdict::timeout})
     CHECK(static_cast<double>(kinds[v]) / failed == doctest::Approx(0.25).epsilon(0.2));
 
-  auto none = make_evaluator(p, synthetic_config({{"failure_rate", 0.0}}));
+  auto none = make_synthetic(p, synthetic_config({{"failure_rate", 0.0}}));
   for_each_point(*p.space, [&](const PointIndex& x) { CHECK(none->evaluate(source_at(p, x)).ok()); });
 }
 
@@ -192,28 +192,28 @@ TEST_CASE("synthetic: the template matcher recovers points, also with values tha
 
 TEST_CASE("synthetic: sources that render no point fall back to hash mode") {
   const Problem p = fixture_problem();
-  auto e = make_evaluator(p, synthetic_config({}));
+  auto e = make_synthetic(p, synthetic_config({}));
   const std::string rendered = source_at(p, {2, 1, 0});
   CHECK(e->build(rendered).artifact == "point:2,1,0");
   CHECK(e->build(rendered + "// hand edit\n").artifact == "hash");
-  auto hash_mode = make_evaluator(p, synthetic_config({{"mode", "hash"}}));
+  auto hash_mode = make_synthetic(p, synthetic_config({{"mode", "hash"}}));
   CHECK(hash_mode->build(rendered).artifact == "hash");
   CHECK(hash_mode->describe()["mode"] == "hash");
 
   Problem no_space = p;
   no_space.space.reset();
   no_space.template_source.reset();
-  CHECK(make_evaluator(no_space, synthetic_config({}))->describe()["mode"] == "hash");
-  CHECK_THROWS_WITH_AS(make_evaluator(no_space, synthetic_config({{"mode", "space"}})),
+  CHECK(make_synthetic(no_space, synthetic_config({}))->describe()["mode"] == "hash");
+  CHECK_THROWS_WITH_AS(make_synthetic(no_space, synthetic_config({{"mode", "space"}})),
                        doctest::Contains("evaluator.synthetic.mode=space needs a tunable space"), InputError);
 }
 
 TEST_CASE("synthetic: measurement noise differs per re-measurement, and repeats per evaluator") {
   const Problem p = fixture_problem();
   const std::string source = source_at(p, {3, 2, 1});
-  auto a = make_evaluator(p, synthetic_config({{"noise", 0.05}, {"failure_rate", 0.0}}));
-  auto b = make_evaluator(p, synthetic_config({{"noise", 0.05}, {"failure_rate", 0.0}}));
-  auto exact = make_evaluator(p, synthetic_config({{"failure_rate", 0.0}}));
+  auto a = make_synthetic(p, synthetic_config({{"noise", 0.05}, {"failure_rate", 0.0}}));
+  auto b = make_synthetic(p, synthetic_config({{"noise", 0.05}, {"failure_rate", 0.0}}));
+  auto exact = make_synthetic(p, synthetic_config({{"failure_rate", 0.0}}));
   const double a1 = a->evaluate(source).speedup, a2 = a->evaluate(source).speedup;
   CHECK(a1 != a2);
   CHECK(b->evaluate(source).speedup == a1);  // the n-th measurement of a source is fixed
@@ -227,7 +227,7 @@ TEST_CASE("synthetic: measurement noise differs per re-measurement, and repeats 
 
 TEST_CASE("synthetic: build and measure take at least their configured latency") {
   const Problem p = fixture_problem();
-  auto e = make_evaluator(p, synthetic_config({{"latency_ms", 30.0}, {"compile_latency_ms", 20.0}, {"failure_rate", 0.0}}));
+  auto e = make_synthetic(p, synthetic_config({{"latency_ms", 30.0}, {"compile_latency_ms", 20.0}, {"failure_rate", 0.0}}));
   using Clock = std::chrono::steady_clock;
   const auto ms_since = [](Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); };
   auto start = Clock::now();

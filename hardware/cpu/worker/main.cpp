@@ -9,7 +9,6 @@
 // It runs untrusted code in-process on purpose: the evaluator runs it in a sandboxed child,
 // so a kernel that crashes or hangs takes down only this process.
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <fstream>
@@ -20,24 +19,15 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.hpp"
-#include "hardware/cpu/worker/job.hpp"
-#include "hardware/cpu/worker/tensors.hpp"
+#include "hardware/worker/job.hpp"
+#include "hardware/worker/report.hpp"
+#include "hardware/worker/tensors.hpp"
 #include "hardware/cpu/worker/timing.hpp"
 
 namespace kmcts::worker {
 namespace {
 
 using nlohmann::json;
-
-// Independent random streams per phase, so changing the number of trials never changes
-// the timing inputs (and recorded measurements stay comparable).
-const uint64_t kCorrectnessStream = string_key("correctness");
-const uint64_t kTimingStream = string_key("timing");
-const uint64_t kFreshStream = string_key("fresh-inputs-same-buffers");
-
-json verdict(const std::string& name, const std::string& message, json details = json::object()) {
-  return {{"verdict", name}, {"message", message}, {"details", std::move(details)}};
-}
 
 struct Loaded {
   KernelFn fn = nullptr;
@@ -57,19 +47,6 @@ Loaded load_kernel(const std::string& path) {
   static_assert(sizeof fn == sizeof symbol);
   std::memcpy(&fn, &symbol, sizeof fn);  // object-to-function pointer without a pedantic cast
   return {fn, {}};
-}
-
-json distributions_of(const Job& job, int round) {
-  json d = json::object();
-  for (const auto& input : job.inputs) d[input.name] = distribution_for(input, round);
-  return d;
-}
-
-json wrong(const Mismatch& m, const std::string& phase, json extra) {
-  json details = m.details;
-  details["phase"] = phase;
-  for (auto& [k, v] : extra.items()) details[k] = v;
-  return verdict("wrong_answer", m.message, std::move(details));
 }
 
 void call(KernelFn fn, TensorSet& inputs, TensorSet& outputs) {
@@ -159,24 +136,12 @@ json run_job(const std::string& job_path) {
   return result;
 }
 
-void write_all(int fd, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) return;
-    done += static_cast<size_t>(n);
-  }
-}
-
 }  // namespace
 }  // namespace kmcts::worker
 
 int main(int argc, char** argv) {
   using kmcts::worker::verdict;
-  // The result goes to a private copy of stdout; fd 1 now points at stderr, so whatever a
-  // kernel prints cannot corrupt the one JSON line the evaluator parses.
-  const int result_fd = dup(1);
-  dup2(2, 1);
+  const kmcts::worker::ResultChannel channel;  // before anything can print
   nlohmann::json result;
   if (argc != 2) {
     result = verdict("infra_error", "usage: kmcts-cpu-worker JOB.json");
@@ -189,6 +154,6 @@ int main(int argc, char** argv) {
       result = verdict("infra_error", std::string("worker: ") + e.what());
     }
   }
-  kmcts::worker::write_all(result_fd < 0 ? 2 : result_fd, result.dump() + "\n");
+  channel.send(result);
   return argc == 2 ? 0 : 2;
 }

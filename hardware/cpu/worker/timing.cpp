@@ -10,6 +10,7 @@
 #endif
 
 #include "core/eval_result.hpp"
+#include "hardware/worker/stop_rule.hpp"
 
 namespace kmcts::worker {
 namespace {
@@ -118,7 +119,6 @@ TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vect
   warm_up(cand, sets, plan);
 
   const size_t max_samples = static_cast<size_t>(plan.max_samples);
-  const size_t min_samples = std::max(static_cast<size_t>(plan.min_samples), sets.size());
   const auto start = Clock::now();
   std::string stop_reason;
   int blocks = 0;
@@ -129,14 +129,8 @@ TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vect
       for (int j = 0; j < kBlockSamples && side->samples.size() < max_samples; ++j) timed_sample(*side, sets, flusher);
     ++blocks;
 
-    const size_t n = std::min(ref.samples.size(), cand.samples.size());
-    if (n >= min_samples && ref.kernel_ms >= plan.min_time_ms && cand.kernel_ms >= plan.min_time_ms) {
-      const double ref_rse = TimingStats::from_samples(ref.samples).rse_median;
-      const double cand_rse = TimingStats::from_samples(cand.samples).rse_median;
-      if (ref_rse <= plan.rse_target && cand_rse <= plan.rse_target) stop_reason = "rse_target";
-    }
-    if (stop_reason.empty() && n >= max_samples) stop_reason = "max_samples";
-    if (stop_reason.empty() && n >= sets.size() && ms_since(start) >= plan.max_time_ms) stop_reason = "max_time";
+    stop_reason = worker::stop_reason(
+        {&ref.samples, &cand.samples, ref.kernel_ms, cand.kernel_ms, sets.size(), ms_since(start), plan.min_time_ms}, plan);
   }
 
   TimingOutcome outcome;

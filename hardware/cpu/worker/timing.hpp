@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/cpu/worker/job.hpp"
-#include "hardware/cpu/worker/tensors.hpp"
+#include "hardware/worker/job.hpp"
+#include "hardware/worker/tensors.hpp"
 #include "kmcts_cpu.h"
 
 namespace kmcts::worker {

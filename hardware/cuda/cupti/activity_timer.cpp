@@ -1,5 +1,6 @@
 #include "hardware/cuda/cupti/activity_timer.hpp"
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti.h>
 
@@ -15,6 +16,7 @@ struct Record {
   CUpti_ActivityKind kind;
   uint64_t start, end;
   uint32_t stream;
+  std::string name;  // kernels only
 };
 
 std::mutex g_mutex;
@@ -37,17 +39,17 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-        got.push_back({record->kind, k->start, k->end, k->streamId});
+        got.push_back({record->kind, k->start, k->end, k->streamId, k->name ? k->name : "?"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-        got.push_back({record->kind, m->start, m->end, m->streamId});
+        got.push_back({record->kind, m->start, m->end, m->streamId, {}});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(record);
-        got.push_back({record->kind, m->start, m->end, m->streamId});
+        got.push_back({record->kind, m->start, m->end, m->streamId, {}});
         break;
       }
       default:
@@ -66,47 +68,78 @@ void check(CUptiResult r, const char* what) {
   throw std::runtime_error(std::string(what) + ": " + (text ? text : "CUPTI error"));
 }
 
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                         CUPTI_ACTIVITY_KIND_MEMSET};
+
 }  // namespace
 
 ActivityTimer::ActivityTimer() {
   check(cuptiActivityRegisterCallbacks(on_buffer_requested, on_buffer_completed), "cuptiActivityRegisterCallbacks");
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "cuptiActivityEnable(CONCURRENT_KERNEL)");
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "cuptiActivityEnable(MEMCPY)");
-  check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "cuptiActivityEnable(MEMSET)");
+  resume();
 }
 
 ActivityTimer::~ActivityTimer() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
-  cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  pause();
+}
+
+void ActivityTimer::resume() {
+  for (auto kind : kKinds) check(cuptiActivityEnable(kind), "cuptiActivityEnable");
+}
+
+void ActivityTimer::pause() {
+  for (auto kind : kKinds) cuptiActivityDisable(kind);
+}
+
+uint32_t ActivityTimer::stream_id(void* cuda_stream) {
+  uint32_t id = 0;
+  CUcontext context = nullptr;
+  cuCtxGetCurrent(&context);
+  check(cuptiGetStreamIdEx(context, static_cast<CUstream>(cuda_stream), 0, &id), "cuptiGetStreamIdEx");
+  return id;
 }
 
 ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
-  cudaDeviceSynchronize();
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);  // earlier work is not ours
+  check_cuda(cudaDeviceSynchronize(), "before the call");
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  ActivitySample s;
   {
+    // Whatever arrived since the last window: our own memsets and copies, and any kernel
+    // that ran outside a window (counted: nothing of the kernels under test should).
     std::lock_guard lock(g_mutex);
+    for (const Record& r : g_records)
+      if (r.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || r.kind == CUPTI_ACTIVITY_KIND_KERNEL)
+        s.stray_before++, s.stray_names.insert(r.name);
     g_records.clear();
   }
   uint64_t t0 = 0, t1 = 0;
   check(cuptiGetTimestamp(&t0), "cuptiGetTimestamp");
   launch();
-  cudaError_t err = cudaDeviceSynchronize();
+  const cudaError_t launch_error = cudaGetLastError();
+  const cudaError_t sync_error = cudaDeviceSynchronize();
   check(cuptiGetTimestamp(&t1), "cuptiGetTimestamp");
-  if (err != cudaSuccess) throw std::runtime_error(std::string("cudaDeviceSynchronize: ") + cudaGetErrorString(err));
+  check_cuda(launch_error, "launch");
+  check_cuda(sync_error, "cudaDeviceSynchronize");
   check(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), "cuptiActivityFlushAll");
-  ActivitySample s;
   s.window_ns = t1 - t0;
   std::lock_guard lock(g_mutex);
   for (const Record& r : g_records) {
-    if (r.end <= t0 || r.start >= t1) continue;
+    const bool kernel = r.kind != CUPTI_ACTIVITY_KIND_MEMCPY && r.kind != CUPTI_ACTIVITY_KIND_MEMSET;
+    if (r.end <= t0 || r.start >= t1) {
+      if (kernel) s.stray_after++, s.stray_names.insert(r.name);
+      continue;
+    }
     s.intervals.push_back({r.start, r.end});
     s.streams.insert(r.stream);
     if (r.kind == CUPTI_ACTIVITY_KIND_MEMCPY) s.memcpys++;
     else if (r.kind == CUPTI_ACTIVITY_KIND_MEMSET) s.memsets++;
-    else s.kernels++;
+    else s.kernels++, s.kernel_names.insert(r.name);
   }
+  g_records.clear();
   s.union_ns = union_ns(s.intervals, t0, t1);
   return s;
 }

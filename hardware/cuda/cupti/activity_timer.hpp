@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "hardware/cuda/timing_math.hpp"
@@ -19,7 +20,13 @@ struct ActivitySample {
   uint64_t window_ns = 0;      // CPU-side window, launch to synchronised
   int kernels = 0, memcpys = 0, memsets = 0;
   std::set<uint32_t> streams;  // streams the sample's work ran on
+  std::set<std::string> kernel_names;  // as CUPTI reports them (mangled)
   std::vector<Interval> intervals;
+  // Kernels recorded outside any measured window: stray_before arrived between the previous
+  // window and this one (left behind by the previous call), stray_after ran after this
+  // window closed (this call's work escaping it: a host thread, a deferred launch).
+  int stray_before = 0, stray_after = 0;
+  std::set<std::string> stray_names;
 };
 
 class ActivityTimer {
@@ -28,8 +35,14 @@ class ActivityTimer {
   /// naming the CUPTI call that failed.
   ActivityTimer();
   ~ActivityTimer();
-  /// Runs `launch`, synchronises the device, and returns what ran in between.
+  /// Runs `launch`, synchronises the device, and returns what ran in between. A CUDA error
+  /// (sticky or not) is thrown as std::runtime_error with CUDA's message.
   ActivitySample measure(const std::function<void()>& launch);
+  /// CUPTI's id of a stream of the current context, as the records report it.
+  static uint32_t stream_id(void* cuda_stream);
+  /// Tracing off (for the CUDA-event cross-check, which tracing would slow) and back on.
+  void pause();
+  void resume();
 };
 
 }  // namespace kmcts::cuda

@@ -10,7 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "hardware/cpu/worker/job.hpp"
+#include "core/rng.hpp"
+#include "hardware/worker/job.hpp"
 #include "kmcts_cpu.h"
 
 namespace kmcts::worker {
@@ -36,6 +37,12 @@ class TensorSet {
   std::vector<size_t> bytes_;
   std::vector<kmcts_tensor> views_;
 };
+
+/// Independent random streams per phase (fill_inputs' `stream`), so changing the number of
+/// trials never changes the timing inputs, and both workers draw the same inputs from a seed.
+inline const uint64_t kCorrectnessStream = string_key("correctness");
+inline const uint64_t kTimingStream = string_key("timing");
+inline const uint64_t kFreshStream = string_key("fresh-inputs-same-buffers");
 
 /// Which distribution input `input` uses in trial (or input set) `round`: they cycle.
 const std::string& distribution_for(const TensorDesc& input, int round);

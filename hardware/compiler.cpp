@@ -1,4 +1,4 @@
-#include "hardware/cpu/compiler.hpp"
+#include "hardware/compiler.hpp"
 
 #include <unistd.h>
 
@@ -15,10 +15,6 @@
 #include "core/hash.hpp"
 #include "core/text.hpp"
 #include "hardware/sandbox.hpp"
-
-#ifndef KMCTS_CPU_ABI_DIR
-#error "KMCTS_CPU_ABI_DIR must name hardware/cpu/abi (set by hardware/CMakeLists.txt)"
-#endif
 
 namespace kmcts {
 namespace {
@@ -63,15 +59,22 @@ std::string unique_suffix() {
 
 }  // namespace
 
+nlohmann::json KernelCompiler::resources(const std::string& log, uintmax_t so_bytes) const {
+  nlohmann::json r = flavor_.resources ? flavor_.resources(log) : nlohmann::json::object();
+  r["so_bytes"] = so_bytes;
+  return r;
+}
+
 fs::path default_cache_dir() {
   if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) return fs::path(xdg) / "kmcts";
   if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "kmcts";
   return fs::temp_directory_path() / "kmcts-cache";
 }
 
-CpuCompiler::CpuCompiler(CpuCompilerSettings settings) : settings_(std::move(settings)) {
+KernelCompiler::KernelCompiler(CompilerSettings settings, CompilerFlavor flavor, std::string option)
+    : settings_(std::move(settings)), flavor_(std::move(flavor)) {
   if (settings_.cache_dir.empty()) settings_.cache_dir = default_cache_dir();
-  object_dir_ = settings_.cache_dir / "cpu";
+  object_dir_ = settings_.cache_dir / flavor_.name;
   std::error_code ec;
   fs::create_directories(object_dir_ / "tmp", ec);
   if (ec)
@@ -81,27 +84,33 @@ CpuCompiler::CpuCompiler(CpuCompilerSettings settings) : settings_(std::move(set
   limits.timeout_s = kVersionTimeoutS;
   SandboxResult probe = run_sandboxed({settings_.compiler, "--version"}, limits);
   if (!probe.exited_cleanly())
-    throw InputError(fmt::format("evaluator.compiler '{}' cannot be run: {}", settings_.compiler,
+    throw InputError(fmt::format("{} '{}' cannot be run: {}", option, settings_.compiler,
                                  probe.started ? first_line(probe.err + probe.out) : probe.error));
-  version_ = first_line(probe.out);
-  identity_ = probe.out + "\n" + read_file(fs::path(KMCTS_CPU_ABI_DIR) / "kmcts_cpu.h");
+  // nvcc prints its banner first; the release line is the last one.
+  version_ = flavor_.name == "cpu" ? first_line(probe.out) : last_line(probe.out);
+  identity_ = probe.out;
+  for (const auto& header : flavor_.abi_headers) identity_ += "\n" + read_file(header);
 }
 
-std::vector<std::string> CpuCompiler::command(const std::string& src, const std::string& out) const {
-  std::vector<std::string> cmd = {settings_.compiler, "-O3", "-march=native", "-std=c++17", "-shared", "-fPIC",
-                                  std::string("-I") + KMCTS_CPU_ABI_DIR};
+std::vector<std::string> KernelCompiler::command(const std::string& src, const std::string& out,
+                                                 const std::vector<std::string>& more_flags) const {
+  std::vector<std::string> cmd = {settings_.compiler};
+  cmd.insert(cmd.end(), flavor_.base_flags.begin(), flavor_.base_flags.end());
   cmd.insert(cmd.end(), settings_.extra_flags.begin(), settings_.extra_flags.end());
+  // Sources before libraries: the linker resolves -l flags against what precedes them.
   cmd.insert(cmd.end(), {src, "-o", out});
+  cmd.insert(cmd.end(), more_flags.begin(), more_flags.end());
   return cmd;
 }
 
-BuildResult CpuCompiler::compile(const std::string& source) const {
+BuildResult KernelCompiler::compile(const std::string& source, const std::vector<std::string>& more_flags) const {
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   BuildResult result;
   result.source_hash = sha256_hex(source);
   std::string flags;
-  for (const auto& part : command("kernel.cpp", "kernel.so")) flags += part + '\0';
+  const std::vector<std::string> cmd = command(flavor_.source_name, "kernel.so", more_flags);
+  for (const auto& part : cmd) flags += part + '\0';
   const std::string key = sha256_hex(source + '\0' + flags + '\0' + identity_);
   const fs::path object = object_dir_ / (key + ".so");
   const fs::path log_path = object_dir_ / (key + ".log");
@@ -112,7 +121,7 @@ BuildResult CpuCompiler::compile(const std::string& source) const {
     result.cached = true;
     result.artifact = object.string();
     result.log = read_file(log_path);
-    result.resources = {{"so_bytes", fs::file_size(object, ec)}};
+    result.resources = resources(result.log, fs::file_size(object, ec));
     result.seconds = elapsed();
     return result;
   }
@@ -122,7 +131,7 @@ BuildResult CpuCompiler::compile(const std::string& source) const {
   const std::string unique = unique_suffix();
   const fs::path work = object_dir_ / "tmp" / (key.substr(0, 16) + "-" + unique);
   fs::create_directories(work, ec);
-  if (ec || !write_file(work / "kernel.cpp", source)) {
+  if (ec || !write_file(work / flavor_.source_name, source)) {
     result.log = fmt::format("cannot write the source into '{}': {}", work.string(), ec.message());
     result.seconds = elapsed();
     fs::remove_all(work, ec);
@@ -131,7 +140,7 @@ BuildResult CpuCompiler::compile(const std::string& source) const {
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
   limits.memory_mb = settings_.memory_mb;
-  SandboxResult run = run_sandboxed(command("kernel.cpp", "kernel.so"), limits, work);
+  SandboxResult run = run_sandboxed(cmd, limits, work);
   result.log = run.err + run.out;
   if (!run.started) {
     result.log = "cannot run the compiler: " + run.error;
@@ -149,7 +158,7 @@ BuildResult CpuCompiler::compile(const std::string& source) const {
     } else {
       result.ok = true;
       result.artifact = object.string();
-      result.resources = {{"so_bytes", fs::file_size(object, ec)}};
+      result.resources = resources(result.log, fs::file_size(object, ec));
     }
   } else if (result.log.empty()) {
     result.log = fmt::format("compiler exited with code {} and no message", run.exit_code);

@@ -1,4 +1,4 @@
-#include "hardware/cpu/worker/job.hpp"
+#include "hardware/worker/job.hpp"
 
 #include <stdexcept>
 

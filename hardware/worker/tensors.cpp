@@ -1,10 +1,12 @@
-#include "hardware/cpu/worker/tensors.hpp"
+#include "hardware/worker/tensors.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -12,6 +14,9 @@
 
 namespace kmcts::worker {
 namespace {
+
+// Elements per independent random stream when filling inputs (see fill_inputs).
+constexpr int64_t kFillBlock = 1 << 16;
 
 using nlohmann::json;
 
@@ -103,18 +108,45 @@ const std::string& distribution_for(const TensorDesc& input, int round) {
 }
 
 void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64_t seed, uint64_t stream, int round) {
+  // Blocks of kFillBlock elements, each with its own counter stream, so large tensors fill
+  // on every core with the same values whatever the thread count; block 0 keeps the key a
+  // whole tensor had before blocks existed, so small tensors' inputs did not change.
+  struct Job {
+    const kmcts_tensor* view;
+    const std::string* distribution;
+    uint64_t key;
+    int64_t block;
+  };
+  std::vector<Job> jobs;
   for (size_t i = 0; i < descs.size(); ++i) {
-    CounterRng rng(seed, mix64(stream ^ mix64(static_cast<uint64_t>(round) * 1000003u + i)));
-    const std::string& distribution = distribution_for(descs[i], round);
+    const uint64_t key = mix64(stream ^ mix64(static_cast<uint64_t>(round) * 1000003u + i));
     const kmcts_tensor& v = inputs.view(i);
-    for (int64_t k = 0; k < v.numel; ++k) {
-      double x = draw(distribution, rng);
+    for (int64_t b = 0; b * kFillBlock < v.numel; ++b) jobs.push_back({&v, &distribution_for(descs[i], round), key, b});
+  }
+  auto fill_block = [seed](const Job& job) {
+    CounterRng rng(seed, job.block == 0 ? job.key : mix64(job.key ^ mix64(static_cast<uint64_t>(job.block))));
+    const kmcts_tensor& v = *job.view;
+    const int64_t end = std::min(v.numel, (job.block + 1) * kFillBlock);
+    for (int64_t k = job.block * kFillBlock; k < end; ++k) {
+      double x = draw(*job.distribution, rng);
       if (v.dtype == KMCTS_F64)
         static_cast<double*>(v.data)[k] = x;
       else
         static_cast<float*>(v.data)[k] = static_cast<float>(x);
     }
+  };
+  const size_t threads = std::min<size_t>({jobs.size(), std::max(1u, std::thread::hardware_concurrency()), 32});
+  if (threads <= 1) {
+    for (const Job& job : jobs) fill_block(job);
+    return;
   }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  for (size_t t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (size_t j = next++; j < jobs.size(); j = next++) fill_block(jobs[j]);
+    });
+  for (auto& th : pool) th.join();
 }
 
 void poison(TensorSet& outputs) {

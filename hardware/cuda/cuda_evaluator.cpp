@@ -1,0 +1,334 @@
+#include "hardware/cuda/cuda_evaluator.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/text.hpp"
+#include "hardware/companion.hpp"
+#include "hardware/cuda/hw_counters.hpp"
+#include "hardware/cuda/ptxas.hpp"
+#include "hardware/cuda/timing_math.hpp"
+#include "hardware/worker_result.hpp"
+
+#ifndef KMCTS_CPU_ABI_DIR
+#error "KMCTS_CPU_ABI_DIR must name hardware/cpu/abi (set by hardware/CMakeLists.txt)"
+#endif
+#ifndef KMCTS_CUDA_ABI_DIR
+#error "KMCTS_CUDA_ABI_DIR must name hardware/cuda/abi (set by hardware/CMakeLists.txt)"
+#endif
+
+// ---- Options of the cuda evaluator (the shared ones: hardware/measure_settings.cpp) ----
+KMCTS_OPTION("evaluator.cuda.nvcc", String, "", std::nullopt, std::nullopt,
+             "nvcc to build CUDA kernels with; empty = $CUDA_HOME/bin/nvcc, /usr/local/cuda/bin/nvcc, or nvcc in PATH")
+KMCTS_OPTION("evaluator.cuda.arch", String, "", std::nullopt, std::nullopt,
+             "Target architecture, e.g. sm_90 (nvcc -arch); empty = the first GPU's, found by kmcts-cuda-probe")
+KMCTS_OPTION("evaluator.cuda.gpus", String, "", std::nullopt, std::nullopt,
+             "CUDA device indices to measure on, e.g. 0,1 (one measurement per GPU at a time); empty = every GPU "
+             "found. `kmcts run --gpus` sets it")
+KMCTS_OPTION("evaluator.cuda.worker", String, "", std::nullopt, std::nullopt,
+             "Path of kmcts-cuda-worker; empty = next to the running executable")
+KMCTS_OPTION("evaluator.cuda.flush_mb", Int, 0, 0.0, 65536.0,
+             "L2 flush written before every timed sample, MiB; 0 = max(2 x the GPU's L2, 128 MiB)")
+KMCTS_OPTION("evaluator.cuda.spot_elements", Int, 256, 0.0, 1e7,
+             "Output elements (per output, at a random offset) checked against the reference after every timed "
+             "candidate call: catches kernels that skip work once correctness has passed (0 = off)")
+KMCTS_OPTION("evaluator.cuda.min_clock_ratio", Double, 0.9, 0.0, 1.0,
+             "Timed samples taken while the SM clock is under this fraction of the highest clock seen in the run "
+             "are dropped and counted (0 = keep all)")
+KMCTS_OPTION("evaluator.cuda.event_samples", Int, 10, 0.0, 10000.0,
+             "CUDA-event samples per kernel, taken with tracing off after the CUPTI timing, as a cross-check")
+KMCTS_OPTION("evaluator.cuda.protocol", String, "kmcts", std::nullopt, std::nullopt,
+             "kmcts (CUPTI union over all streams, L2 flush, interleaved blocks, stopping rule, median) or "
+             "kernelbench (KernelBench's loop: CUDA events around single calls, 256 MB fill, 100 trials, mean), "
+             "kept to compare protocols (bench/measure); it misses side-stream work, so never search with it")
+KMCTS_OPTION("evaluator.cuda.profile", Bool, false, std::nullopt, std::nullopt,
+             "After a successful measurement, profile one candidate call under Nsight Compute (a separate worker "
+             "run that never feeds the timing) and keep a short list of hardware counters for the agents: DRAM and "
+             "SM throughput, achieved occupancy, L2 hit rate, warp stall reasons")
+KMCTS_OPTION("evaluator.cuda.ncu", String, "", std::nullopt, std::nullopt,
+             "Nsight Compute's ncu for evaluator.cuda.profile; empty = $CUDA_HOME/bin/ncu, /usr/local/cuda/bin/ncu, "
+             "or ncu in PATH")
+KMCTS_OPTION("evaluator.cuda.peak_gbps", Double, 0.0, 0.0, 1e6,
+             "DRAM bandwidth peak for the roofline audit, GB/s; 0 = the worker's estimate from the device")
+KMCTS_OPTION("evaluator.cuda.peak_tflops", Double, 0.0, 0.0, 1e6,
+             "Arithmetic peak for the roofline audit, TFLOP/s; 0 = the fp32 estimate from the device (a kernel "
+             "beating it used lower precision or skipped work, and is flagged)")
+
+namespace kmcts {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// The worker cannot use less: the GPU clock ramps up from idle (REFERENCE.md).
+constexpr double kMinWarmupMs = 50;
+// Kernels faster than this need twice the timed time before stopping (REFERENCE.md).
+constexpr double kShortKernelNs = 10000;
+
+/// A CUDA tool: configured, else $CUDA_HOME/bin, /usr/local/cuda/bin, else PATH.
+std::string find_cuda_tool(const std::string& configured, const std::string& name) {
+  if (!configured.empty()) return configured;
+  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / name))
+    return (fs::path(home) / "bin" / name).string();
+  if (fs::exists("/usr/local/cuda/bin/" + name)) return "/usr/local/cuda/bin/" + name;
+  return name;
+}
+
+fs::path find_worker(const std::string& configured) {
+  if (!configured.empty()) {
+    if (!fs::exists(configured))
+      throw InputError(fmt::format("evaluator.cuda.worker: '{}' does not exist", configured));
+    return fs::absolute(configured);
+  }
+  if (auto found = find_companion("kmcts-cuda-worker")) return *found;
+  throw InputError(fmt::format("the CUDA worker '{}' does not exist: this kmcts was built without the CUDA toolkit "
+                               "and CUPTI (or set evaluator.cuda.worker)",
+                               (executable_dir() / "kmcts-cuda-worker").string()));
+}
+
+/// kmcts-cuda-probe's JSON (devices, driver; "error" when CUDA could not start).
+json run_probe() {
+  auto probe = find_companion("kmcts-cuda-probe");
+  if (!probe) return {{"error", "kmcts-cuda-probe is not installed next to kmcts"}};
+  SandboxLimits limits;
+  limits.timeout_s = 60;
+  SandboxResult run = run_sandboxed({probe->string()}, limits);
+  json answer = json::parse(last_line(run.out), nullptr, false);
+  if (answer.is_discarded() || !answer.is_object())
+    return {{"error", "kmcts-cuda-probe failed: " + first_line(run.err + run.out + run.error)}};
+  return answer;
+}
+
+}  // namespace
+
+std::vector<int> parse_gpu_list(const std::string& text, const std::string& option) {
+  std::vector<int> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    size_t used = 0;
+    int value = -1;
+    try {
+      value = std::stoi(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || value < 0)
+      throw InputError(fmt::format("{}: '{}' is not a list of GPU indices like 0,1", option, text));
+    if (std::find(out.begin(), out.end(), value) != out.end())
+      throw InputError(fmt::format("{}: GPU {} is listed twice", option, value));
+    out.push_back(value);
+  }
+  return out;
+}
+
+CudaEvaluatorSettings CudaEvaluatorSettings::from_config(const Config& c) {
+  CudaEvaluatorSettings s;
+  static_cast<MeasureSettings&>(s) = MeasureSettings::from_config(c);
+  s.warmup_ms = std::max(s.warmup_ms, kMinWarmupMs);
+  s.nvcc = c.get_string("evaluator.cuda.nvcc");
+  s.arch = c.get_string("evaluator.cuda.arch");
+  if (!s.arch.empty() && (s.arch.rfind("sm_", 0) != 0 || s.arch.size() < 5))
+    throw InputError(fmt::format("evaluator.cuda.arch: '{}' is not an architecture like sm_90", s.arch));
+  s.gpus = parse_gpu_list(c.get_string("evaluator.cuda.gpus"), "evaluator.cuda.gpus");
+  s.worker = c.get_string("evaluator.cuda.worker");
+  s.flush_mb = c.get_int("evaluator.cuda.flush_mb");
+  s.spot_elements = static_cast<int>(c.get_int("evaluator.cuda.spot_elements"));
+  s.min_clock_ratio = c.get_double("evaluator.cuda.min_clock_ratio");
+  s.event_samples = static_cast<int>(c.get_int("evaluator.cuda.event_samples"));
+  s.protocol = c.get_string("evaluator.cuda.protocol");
+  s.profile = c.get_bool("evaluator.cuda.profile");
+  s.ncu = c.get_string("evaluator.cuda.ncu");
+  if (s.protocol != "kmcts" && s.protocol != "kernelbench")
+    throw InputError(fmt::format("evaluator.cuda.protocol: '{}' is not kmcts or kernelbench", s.protocol));
+  s.peaks.bytes_per_s = c.get_double("evaluator.cuda.peak_gbps") * 1e9;
+  s.peaks.flops_per_s = c.get_double("evaluator.cuda.peak_tflops") * 1e12;
+  return s;
+}
+
+CompilerFlavor cuda_compiler_flavor(const std::string& arch) {
+  const fs::path cuda_abi = data_dir("abi/cuda", KMCTS_CUDA_ABI_DIR), cpu_abi = data_dir("abi/cpu", KMCTS_CPU_ABI_DIR);
+  return {"cuda",
+          "kernel.cu",
+          {"-O3", "-std=c++17", "-arch=" + arch, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v",
+           "-lineinfo", "-I" + cuda_abi.string(), "-I" + cpu_abi.string()},
+          {cuda_abi / "kmcts_cuda.h", cpu_abi / "kmcts_cpu.h"},
+          [](const std::string& log) { return cuda::parse_ptxas_resources(log); }};
+}
+
+CudaEvaluator::CudaEvaluator(Problem problem, CudaEvaluatorSettings settings)
+    : problem_(std::move(problem)), settings_(std::move(settings)) {
+  if (problem_.kind != "cuda")
+    throw InputError(fmt::format("problem '{}' is of kind '{}'; the cuda evaluator runs only kind 'cuda'", problem_.name,
+                                 problem_.kind));
+  worker_ = find_worker(settings_.worker);
+  if (settings_.arch.empty() || settings_.gpus.empty()) {
+    probe_ = run_probe();
+    const json devices = probe_.value("devices", json::array());
+    if (devices.empty())
+      throw InputError(fmt::format("no CUDA GPU found ({}); set evaluator.cuda.arch and evaluator.cuda.gpus to build "
+                                   "and measure anyway",
+                                   probe_.value("error", std::string("the probe lists no device"))));
+    if (settings_.gpus.empty())
+      for (const auto& d : devices) settings_.gpus.push_back(d.value("index", 0));
+    if (settings_.arch.empty()) {
+      const int first = settings_.gpus.front();
+      for (const auto& d : devices)
+        if (d.value("index", -1) == first) settings_.arch = d.value("arch", std::string());
+      if (settings_.arch.empty())
+        throw InputError(fmt::format("evaluator.cuda.gpus: GPU {} is not among the {} found", first, devices.size()));
+    }
+  }
+  compiler_.emplace(CompilerSettings{find_cuda_tool(settings_.nvcc, "nvcc"), settings_.cache_dir, settings_.compile_timeout_s,
+                                     settings_.memory_mb, problem_.compile_flags},
+                    cuda_compiler_flavor(settings_.arch), "evaluator.cuda.nvcc");
+  pool_.emplace(settings_.gpus);
+}
+
+BuildResult CudaEvaluator::build(const std::string& source) { return compiler_->compile(source); }
+
+const BuildResult& CudaEvaluator::reference() {
+  std::lock_guard lock(reference_mutex_);
+  if (!reference_) reference_ = compiler_->compile(problem_.reference_source, problem_.reference_flags);
+  return *reference_;
+}
+
+json CudaEvaluator::job_json(const std::string& reference_so, const std::string& candidate_so, int device,
+                             const std::string& protocol) const {
+  json job = worker_job_json(problem_, settings_, reference_so, candidate_so);
+  job["cuda"] = {{"device", device},
+                 {"flush_bytes", static_cast<uint64_t>(settings_.flush_mb) << 20},
+                 {"spot_elements", settings_.spot_elements},
+                 {"min_clock_ratio", settings_.min_clock_ratio},
+                 {"event_samples", settings_.event_samples},
+                 {"short_kernel_ns", kShortKernelNs},
+                 {"protocol", protocol.empty() ? settings_.protocol : protocol}};
+  return job;
+}
+
+EvalResult CudaEvaluator::measure(const BuildResult& build) {
+  if (!build.ok) return compile_error_result(build);
+  try {
+    const BuildResult& ref = reference();
+    if (!ref.ok)
+      return failed_result(Verdict::infra_error, "the reference kernel does not compile: " + first_line(ref.log), ref.log);
+    const WorkerFolder folder("kmcts-cuda", ref.artifact, build.artifact);
+    cuda::GpuPool::Lease gpu = pool_->acquire();
+    const std::string job = folder.write_job("job.json", job_json(folder.reference(), folder.candidate(), gpu.device()));
+    SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.max_samples);
+    limits.max_rss_mb = settings_.memory_mb;
+    SandboxResult run = run_sandboxed({worker_.string(), job}, limits, folder.dir());
+    if (!run.started) return failed_result(Verdict::infra_error, "cannot run the CUDA worker: " + run.error);
+    EvalResult result = cuda_result_from_worker(run, settings_.timeout_s, problem_, settings_.peaks,
+                                                static_cast<uint64_t>(settings_.input_seed));
+    result.details["gpu"] = gpu.device();
+    result.run_seconds = run.wall_seconds;
+    if (settings_.profile && result.ok()) profile(folder, gpu.device(), result);
+    return result;
+  } catch (const std::exception& e) {
+    return failed_result(Verdict::infra_error, std::string("cuda evaluator: ") + e.what());
+  }
+}
+
+void CudaEvaluator::profile(const WorkerFolder& folder, int device, EvalResult& result) const {
+  const std::string job = folder.write_job("profile.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
+  std::string metrics;
+  for (const auto& m : cuda::counter_metrics()) {
+    if (!metrics.empty()) metrics += ',';
+    metrics += m.metric;
+  }
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s * 2;  // a profiler replays each kernel several times
+  limits.max_rss_mb = settings_.memory_mb;
+  SandboxResult run = run_sandboxed({find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
+                                     "--target-processes", "all", worker_.string(), job},
+                                    limits, folder.dir());
+  try {
+    if (!run.exited_cleanly())
+      throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
+    result.details["hw_counters"] = cuda::parse_ncu_csv(run.out);
+  } catch (const std::exception& e) {
+    std::string said = run.out + run.err;
+    if (said.size() > 2000) said.resize(2000);
+    result.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
+  }
+  result.details["profile_seconds"] = run.wall_seconds;
+}
+
+EvalResult cuda_result_from_worker(const SandboxResult& run, double timeout_s, const Problem& problem,
+                                   const cuda::Roofline& peaks, uint64_t seed) {
+  EvalResult r = result_from_worker(run, timeout_s, "CUDA worker");
+  const std::string text = last_line(run.out);
+  const json reply = json::parse(text, nullptr, false);
+  if (!reply.is_object()) return r;
+  for (const char* key : {"device", "events", "candidate_kernels"})
+    if (reply.contains(key)) r.details[key] = reply.at(key);
+  if (!r.ok()) return r;
+  if (reply.value("counters", json::object()).value("protocol", std::string()) == "kernelbench") {
+    // KernelBench scores the mean of its 100 trials.
+    r.speedup = r.reference.mean_ns / r.candidate.mean_ns;
+    r.message = fmt::format("ok (kernelbench protocol): speedup {:.3f}x by means (reference {}, candidate {})", r.speedup,
+                            format_ns(r.reference.mean_ns), format_ns(r.candidate.mean_ns));
+    return r;
+  }
+
+  const cuda::RatioInterval ci = cuda::bootstrap_speedup(r.reference.samples_ns, r.candidate.samples_ns, seed);
+  const cuda::SpeedupVerdict call = cuda::judge_speedup(ci, r.reference.rse_median, r.candidate.rse_median);
+  r.details["speedup_ci"] = {{"low", ci.low}, {"high", ci.high}, {"level", 0.95}};
+  r.details["speedup_call"] = call.call;
+  r.details["speedup_margin"] = call.margin;
+
+  const json& events = r.details.value("events", json::object());
+  if (events.contains("candidate_median_ns") && r.candidate.median_ns > 0)
+    r.details["events"]["candidate_events_over_cupti"] = events.at("candidate_median_ns").get<double>() / r.candidate.median_ns;
+
+  // The roofline: the worker's estimates of the peaks unless configured.
+  cuda::Roofline used = peaks;
+  const json device = r.details.value("device", json::object());
+  if (used.bytes_per_s <= 0) used.bytes_per_s = device.value("peak_bytes_per_s_estimate", 0.0);
+  if (used.flops_per_s <= 0) used.flops_per_s = device.value("peak_fp32_flops_estimate", 0.0);
+  const double floor_ns = cuda::roofline_floor_ns(problem.flops, problem.bytes, used);
+  if (floor_ns > 0) {
+    r.details["roofline"] = {{"floor_ns", floor_ns},
+                             {"fraction", floor_ns / r.candidate.median_ns},
+                             {"peak_bytes_per_s", used.bytes_per_s},
+                             {"peak_flops_per_s", used.flops_per_s}};
+    if (r.candidate.median_ns < floor_ns) {
+      r.details["audit"] = fmt::format("faster than the roofline allows: {} against a floor of {} ({} FLOP, {} bytes)",
+                                       format_ns(r.candidate.median_ns), format_ns(floor_ns), problem.flops,
+                                       problem.bytes);
+      r.message += " [flagged for audit: faster than the roofline]";
+    }
+  }
+  r.message += fmt::format(", 95% CI [{:.3f}, {:.3f}], {}", ci.low, ci.high, call.call);
+  return r;
+}
+
+json CudaEvaluator::describe() const {
+  return {{"evaluator", "cuda"},
+          {"nvcc_version", compiler_->version()},
+          {"compile_command", compiler_->command("kernel.cu", "kernel.so")},
+          {"arch", settings_.arch},
+          {"gpus", settings_.gpus},
+          {"probe", probe_},
+          {"cache_dir", compiler_->object_dir().string()},
+          {"worker", worker_.string()},
+          {"flush_mb", settings_.flush_mb},
+          {"timeout_s", settings_.timeout_s},
+          {"memory_mb", settings_.memory_mb}};
+}
+
+}  // namespace kmcts
+
+KMCTS_REGISTER(kmcts::EvaluatorRegistry, "cuda",
+               [](const kmcts::Problem& problem, const kmcts::Config& config) -> std::unique_ptr<kmcts::Evaluator> {
+                 return std::make_unique<kmcts::CudaEvaluator>(problem, kmcts::CudaEvaluatorSettings::from_config(config));
+               })

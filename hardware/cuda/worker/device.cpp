@@ -1,0 +1,107 @@
+#include "hardware/cuda/worker/device.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace kmcts::worker {
+
+void cuda_check(cudaError_t e, const std::string& what) {
+  if (e != cudaSuccess) throw CudaFault(what + ": " + cudaGetErrorString(e));
+}
+
+DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs) {
+  for (const auto& d : descs) {
+    kmcts_tensor v{};
+    v.dtype = d.dtype;
+    v.ndim = static_cast<int32_t>(d.shape.size());
+    for (size_t k = 0; k < d.shape.size(); ++k) v.shape[k] = d.shape[k];
+    v.numel = d.numel;
+    const size_t bytes = static_cast<size_t>(d.numel) * (d.dtype == KMCTS_F64 ? 8 : 4);
+    void* p = nullptr;
+    cuda_check(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes for '" + d.name + "'");
+    v.data = p;
+    buffers_.push_back(p);
+    bytes_.push_back(bytes);
+    views_.push_back(v);
+  }
+}
+
+DeviceTensors::~DeviceTensors() {
+  for (void* p : buffers_) cudaFree(p);
+}
+
+DeviceTensors::DeviceTensors(DeviceTensors&& other) noexcept
+    : views_(std::move(other.views_)), buffers_(std::move(other.buffers_)), bytes_(std::move(other.bytes_)) {
+  other.buffers_.clear();
+}
+
+void DeviceTensors::upload(const TensorSet& host) {
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    cuda_check(cudaMemcpy(buffers_[i], host.data(i), bytes_[i], cudaMemcpyHostToDevice), "upload");
+}
+
+void DeviceTensors::download(TensorSet& host) const {
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    cuda_check(cudaMemcpy(host.data(i), buffers_[i], bytes_[i], cudaMemcpyDeviceToHost), "download");
+}
+
+void DeviceTensors::copy_from(const DeviceTensors& other, cudaStream_t stream) {
+  for (size_t i = 0; i < buffers_.size(); ++i)
+    cuda_check(cudaMemcpyAsync(buffers_[i], other.buffers_[i], bytes_[i], cudaMemcpyDeviceToDevice, stream), "copy");
+}
+
+void DeviceTensors::poison(cudaStream_t stream) {
+  for (size_t i = 0; i < buffers_.size(); ++i) cuda_check(cudaMemsetAsync(buffers_[i], 0xFF, bytes_[i], stream), "poison");
+}
+
+size_t DeviceTensors::element_bytes(size_t i) const { return views_[i].dtype == KMCTS_F64 ? 8 : 4; }
+
+void DeviceTensors::read_elements(size_t i, int64_t offset, int64_t count, void* out) const {
+  const size_t width = element_bytes(i);
+  cuda_check(cudaMemcpy(out, static_cast<const char*>(buffers_[i]) + static_cast<size_t>(offset) * width,
+                        static_cast<size_t>(count) * width, cudaMemcpyDeviceToHost),
+             "spot-check copy");
+}
+
+L2Flusher::L2Flusher(int device, size_t bytes) {
+  int l2 = 0;
+  cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
+  bytes_ = bytes ? bytes : std::max<size_t>(2 * static_cast<size_t>(l2), size_t{128} << 20);
+  cuda_check(cudaMalloc(&buffer_, bytes_), "cudaMalloc of the L2 flush buffer");
+}
+
+L2Flusher::~L2Flusher() { cudaFree(buffer_); }
+
+void L2Flusher::flush(cudaStream_t stream) {
+  cuda_check(cudaMemsetAsync(buffer_, ++value_, bytes_, stream), "L2 flush");
+  cuda_check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+}
+
+// NVML's C API, declared here for the three calls used (nvml.h is not on every build host):
+// nvmlInit_v2(), nvmlDeviceGetHandleByPciBusId_v2(const char*, nvmlDevice_t*),
+// nvmlDeviceGetClockInfo(nvmlDevice_t, nvmlClockType_t, unsigned*); NVML_CLOCK_SM = 1.
+SmClock::SmClock(int cuda_device) {
+  library_ = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!library_) return;
+  auto init = reinterpret_cast<int (*)()>(dlsym(library_, "nvmlInit_v2"));
+  auto by_bus = reinterpret_cast<int (*)(const char*, void**)>(dlsym(library_, "nvmlDeviceGetHandleByPciBusId_v2"));
+  clock_info_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(library_, "nvmlDeviceGetClockInfo"));
+  char bus[64] = {};
+  if (!init || !by_bus || !clock_info_ || init() != 0 || cudaDeviceGetPCIBusId(bus, sizeof bus, cuda_device) != cudaSuccess ||
+      by_bus(bus, &device_) != 0)
+    device_ = nullptr;
+}
+
+SmClock::~SmClock() {
+  if (library_) dlclose(library_);
+}
+
+std::optional<unsigned> SmClock::mhz() const {
+  unsigned value = 0;
+  if (!device_ || clock_info_(device_, 1, &value) != 0) return std::nullopt;
+  return value;
+}
+
+}  // namespace kmcts::worker

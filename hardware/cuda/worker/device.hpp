@@ -1,0 +1,86 @@
+#pragma once
+// Device-side helpers of the CUDA worker: checked CUDA calls, device copies of the host
+// tensor sets, the L2 flush, and the SM clock (NVML, loaded at run time where present).
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "hardware/worker/tensors.hpp"
+
+namespace kmcts::worker {
+
+/// A CUDA error. After one the context may be unusable (errors such as an illegal address
+/// are sticky), so the worker reports and exits; the evaluator starts a fresh one.
+struct CudaFault : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Throws CudaFault "what: CUDA's message" unless `e` is cudaSuccess.
+void cuda_check(cudaError_t e, const std::string& what);
+
+/// Device buffers mirroring a host TensorSet (same descriptors), with views whose data
+/// pointers are device pointers: what kernels receive.
+class DeviceTensors {
+ public:
+  explicit DeviceTensors(const std::vector<TensorDesc>& descs);
+  ~DeviceTensors();
+  DeviceTensors(const DeviceTensors&) = delete;
+  DeviceTensors& operator=(const DeviceTensors&) = delete;
+  DeviceTensors(DeviceTensors&& other) noexcept;
+
+  kmcts_tensor* views() { return views_.data(); }
+  int32_t count() const { return static_cast<int32_t>(buffers_.size()); }
+  void upload(const TensorSet& host);          // synchronous
+  void download(TensorSet& host) const;        // synchronous
+  /// Device-to-device copy from a set with the same descriptors, enqueued on `stream`.
+  void copy_from(const DeviceTensors& other, cudaStream_t stream);
+  /// Every byte 0xFF: a NaN in every f32/f64 element, enqueued on `stream`.
+  void poison(cudaStream_t stream);
+  /// Copies `count` elements of tensor `i` from element `offset` to `out` (synchronous).
+  void read_elements(size_t i, int64_t offset, int64_t count, void* out) const;
+  size_t bytes(size_t i) const { return bytes_[i]; }
+  size_t element_bytes(size_t i) const;
+
+ private:
+  std::vector<kmcts_tensor> views_;
+  std::vector<void*> buffers_;
+  std::vector<size_t> bytes_;
+};
+
+/// Evicts the L2 before a sample: a memset of max(2 x L2, 128 MiB) (REFERENCE.md), with a
+/// new byte value each time, and the persisting L2 lines reset.
+class L2Flusher {
+ public:
+  /// `bytes` 0 = max(2 x the device's L2, 128 MiB).
+  L2Flusher(int device, size_t bytes);
+  ~L2Flusher();
+  void flush(cudaStream_t stream);
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* buffer_ = nullptr;
+  size_t bytes_ = 0;
+  unsigned char value_ = 0;
+};
+
+/// The SM clock through NVML, loaded at run time (libnvidia-ml.so.1 comes with the driver);
+/// absent NVML reads nullopt and no sample is dropped for its clock.
+class SmClock {
+ public:
+  explicit SmClock(int cuda_device);
+  ~SmClock();
+  std::optional<unsigned> mhz() const;
+  bool available() const { return device_ != nullptr; }
+
+ private:
+  void* library_ = nullptr;
+  void* device_ = nullptr;
+  int (*clock_info_)(void*, int, unsigned*) = nullptr;
+};
+
+}  // namespace kmcts::worker

@@ -1,0 +1,206 @@
+#include "hardware/cuda/worker/gpu_timing.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "core/eval_result.hpp"
+#include "core/rng.hpp"
+#include "hardware/worker/stop_rule.hpp"
+
+namespace kmcts::worker {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr int kBlockSamples = 4;  // as the cpu worker: short blocks, not a strict ping-pong
+const uint64_t kSpotStream = string_key("spot-check");
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct Side {
+  bool candidate;
+  std::vector<double> samples;
+  double kernel_ms = 0;
+  int calls = 0;  // timed calls, dropped ones included (they pick the input set)
+  int dropped_low_clock = 0;
+  int warmup_calls = 0;
+  int kernels_per_call = 0, memcpys_per_call = 0, memsets_per_call = 0;
+  double window_overhead_ns = 0;  // window minus union, summed (launch + synchronisation)
+  DeviceTensors& outputs(GpuSet& set) const { return candidate ? set.candidate_out : set.reference_out; }
+};
+
+struct Loop {
+  Session& session;
+  std::vector<GpuSet>& sets;
+  const Job& job;
+  L2Flusher& flusher;
+  const SmClock& clock;
+  unsigned max_mhz = 0;
+  unsigned min_kept_mhz = 0;
+
+  /// The SM clock now, and whether a sample taken now counts.
+  bool clock_ok() {
+    auto mhz = clock.mhz();
+    if (!mhz) return true;
+    max_mhz = std::max(max_mhz, *mhz);
+    const bool ok = *mhz >= session.plan().min_clock_ratio * max_mhz;
+    if (ok) min_kept_mhz = min_kept_mhz ? std::min(min_kept_mhz, *mhz) : *mhz;
+    return ok;
+  }
+
+  void warm_up(Side& side) {
+    const auto start = Clock::now();
+    while (side.warmup_calls < job.timing.warmup_calls || ms_since(start) < job.timing.warmup_ms) {
+      GpuSet& set = sets[static_cast<size_t>(side.warmup_calls++) % sets.size()];
+      session.call(side.candidate, set.inputs, side.outputs(set), "warmup");
+      clock_ok();
+    }
+  }
+
+  std::optional<Mismatch> sample(Side& side) {
+    const size_t set_index = static_cast<size_t>(side.calls++) % sets.size();
+    GpuSet& set = sets[set_index];
+    DeviceTensors& out = side.outputs(set);
+    out.poison(session.stream());
+    flusher.flush(session.stream());
+    const cuda::ActivitySample s = session.call(side.candidate, set.inputs, out, "timing");
+    side.kernels_per_call = s.kernels, side.memcpys_per_call = s.memcpys, side.memsets_per_call = s.memsets;
+    if (clock_ok()) {
+      side.samples.push_back(static_cast<double>(s.union_ns));
+      side.kernel_ms += static_cast<double>(s.union_ns) * 1e-6;
+      side.window_overhead_ns += static_cast<double>(s.window_ns) - static_cast<double>(s.union_ns);
+    } else {
+      side.dropped_low_clock++;
+    }
+    return side.candidate ? spot_check(set, set_index, side.calls) : std::nullopt;
+  }
+
+  /// A random span of every output of this timed call against the reference's outputs.
+  std::optional<Mismatch> spot_check(GpuSet& set, size_t set_index, int call) {
+    const int64_t want = session.plan().spot_elements;
+    if (want == 0) return std::nullopt;
+    CounterRng rng(job.input_seed, kSpotStream + static_cast<uint64_t>(call));
+    for (size_t i = 0; i < job.outputs.size(); ++i) {
+      const TensorDesc& desc = job.outputs[i];
+      const int64_t count = std::min<int64_t>(want, desc.numel);
+      const int64_t offset = static_cast<int64_t>(rng.below(static_cast<uint64_t>(desc.numel - count + 1)));
+      std::vector<std::byte> got(static_cast<size_t>(count) * set.candidate_out.element_bytes(i));
+      set.candidate_out.read_elements(i, offset, count, got.data());
+      if (auto m = compare_span(set.expected, i, offset, count, got.data(), desc, job.atol, job.rtol)) {
+        m->message = fmt::format("during timing (call {} on input set {}): {}", call, set_index, m->message);
+        return m;
+      }
+    }
+    return std::nullopt;
+  }
+};
+
+json side_counters(const Side& s, const char* name) {
+  const double n = static_cast<double>(std::max<size_t>(1, s.samples.size()));
+  return {{std::string("samples_") + name, s.samples.size()},
+          {std::string("dropped_low_clock_") + name, s.dropped_low_clock},
+          {std::string("warmup_calls_") + name, s.warmup_calls},
+          {std::string("kernel_ms_") + name, s.kernel_ms},
+          {std::string("kernels_per_call_") + name, s.kernels_per_call},
+          {std::string("memcpys_per_call_") + name, s.memcpys_per_call},
+          {std::string("memsets_per_call_") + name, s.memsets_per_call},
+          {std::string("window_overhead_ns_") + name, s.window_overhead_ns / n},
+          {std::string("rse_") + name, TimingStats::from_samples(s.samples).rse_median}};
+}
+
+template <class T>
+bool element_ok(T e, T g, double atol, double rtol) {
+  if (std::isnan(e)) return std::isnan(g);
+  if (std::isinf(e)) return g == e;
+  if (!std::isfinite(g)) return false;
+  return std::fabs(static_cast<double>(g) - static_cast<double>(e)) <= atol + rtol * std::fabs(static_cast<double>(e));
+}
+
+template <class T>
+std::optional<Mismatch> compare_typed(const T* expected, const T* got, int64_t offset, int64_t count,
+                                      const TensorDesc& desc, double atol, double rtol) {
+  for (int64_t k = 0; k < count; ++k) {
+    if (element_ok(expected[k], got[k], atol, rtol)) continue;
+    Mismatch m;
+    const bool unwritten = std::isnan(got[k]) && !std::isnan(expected[k]);
+    m.message = fmt::format("output '{}' element {}: expected {}, got {}{}", desc.name, offset + k,
+                            static_cast<double>(expected[k]), static_cast<double>(got[k]),
+                            unwritten ? " (not written: still the poison NaN?)" : "");
+    m.details = {{"output", desc.name},
+                 {"first_bad_index", offset + k},
+                 {"expected", json_number(static_cast<double>(expected[k]))},
+                 {"got", json_number(static_cast<double>(got[k]))},
+                 {"rule", unwritten ? "unwritten" : "allclose"}};
+    return m;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
+                                     const void* got, const TensorDesc& desc, double atol, double rtol) {
+  if (desc.dtype == KMCTS_F64)
+    return compare_typed(reinterpret_cast<const double*>(expected.data(output)) + offset, static_cast<const double*>(got),
+                         offset, count, desc, atol, rtol);
+  return compare_typed(reinterpret_cast<const float*>(expected.data(output)) + offset, static_cast<const float*>(got),
+                       offset, count, desc, atol, rtol);
+}
+
+GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job& job, L2Flusher& flusher,
+                          const SmClock& clock) {
+  Loop loop{session, sets, job, flusher, clock};
+  Side ref{false, {}}, cand{true, {}};
+  loop.warm_up(ref);
+  loop.warm_up(cand);
+
+  GpuTimingOutcome outcome;
+  const auto start = Clock::now();
+  std::string stop_reason;
+  int blocks = 0;
+  while (stop_reason.empty()) {
+    Side* order[2] = {&ref, &cand};
+    if (blocks % 2 == 1) std::swap(order[0], order[1]);
+    for (Side* side : order)
+      for (int j = 0; j < kBlockSamples && side->calls < job.timing.max_samples * 2; ++j)
+        if ((outcome.spot_failure = loop.sample(*side))) break;
+    ++blocks;
+    if (outcome.spot_failure) {
+      stop_reason = "spot_check_failed";
+      break;
+    }
+    // Short kernels need more samples for a stable median (REFERENCE.md: 100 ms under 10 us).
+    double min_time_ms = job.timing.min_time_ms;
+    if (!ref.samples.empty() && !cand.samples.empty() &&
+        std::min(TimingStats::from_samples(ref.samples).median_ns, TimingStats::from_samples(cand.samples).median_ns) <
+            session.plan().short_kernel_ns)
+      min_time_ms *= 2;
+    stop_reason = worker::stop_reason(
+        {&ref.samples, &cand.samples, ref.kernel_ms, cand.kernel_ms, sets.size(), ms_since(start), min_time_ms}, job.timing);
+    // Every sample dropped for its clock for as long as the budget allows: stop anyway.
+    if (stop_reason.empty() && ms_since(start) >= 2 * job.timing.max_time_ms) stop_reason = "max_time_low_clock";
+  }
+  outcome.counters = {{"stop_reason", stop_reason},
+                      {"blocks", blocks},
+                      {"block_samples", kBlockSamples},
+                      {"timing_wall_ms", ms_since(start)},
+                      {"flush_bytes", flusher.bytes()},
+                      {"input_sets", sets.size()},
+                      {"sm_clock_max_mhz", loop.max_mhz},
+                      {"sm_clock_min_kept_mhz", loop.min_kept_mhz},
+                      {"min_clock_ratio", session.plan().min_clock_ratio}};
+  outcome.counters.update(side_counters(ref, "reference"));
+  outcome.counters.update(side_counters(cand, "candidate"));
+  outcome.reference_ns = std::move(ref.samples);
+  outcome.candidate_ns = std::move(cand.samples);
+  return outcome;
+}
+
+}  // namespace kmcts::worker
