@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -25,13 +27,16 @@ double ms_since(Clock::time_point start) {
 }
 
 struct Side {
+  explicit Side(bool is_candidate) : candidate(is_candidate) {}
   bool candidate;
   std::vector<double> samples;
   double kernel_ms = 0;
   int calls = 0;  // timed calls, dropped ones included (they pick the input set)
   int dropped_low_clock = 0;
   int warmup_calls = 0;
-  int kernels_per_call = 0, memcpys_per_call = 0, memsets_per_call = 0;
+  int kernels_per_call = 0, memcpys_per_call = 0, memsets_per_call = 0;  // of the last sample
+  std::map<int, int> kernel_counts;  // kernels per timed sample -> samples (usually one entry)
+  std::set<uint32_t> streams;        // every stream the timed samples' work ran on
   double window_overhead_ns = 0;  // window minus union, summed (launch + synchronisation)
   DeviceTensors& outputs(GpuSet& set) const { return candidate ? set.candidate_out : set.reference_out; }
 };
@@ -72,6 +77,8 @@ struct Loop {
     flusher.flush(session.stream());
     const cuda::ActivitySample s = session.call(side.candidate, set.inputs, out, "timing");
     side.kernels_per_call = s.kernels, side.memcpys_per_call = s.memcpys, side.memsets_per_call = s.memsets;
+    side.kernel_counts[s.kernels]++;
+    side.streams.insert(s.streams.begin(), s.streams.end());
     if (clock_ok()) {
       side.samples.push_back(static_cast<double>(s.union_ns));
       side.kernel_ms += static_cast<double>(s.union_ns) * 1e-6;
@@ -102,6 +109,13 @@ struct Loop {
   }
 };
 
+/// {"1": 700} for 700 samples of one kernel each (JSON keys are strings).
+json histogram(const std::map<int, int>& counts) {
+  json h = json::object();
+  for (const auto& [kernels, samples] : counts) h[std::to_string(kernels)] = samples;
+  return h;
+}
+
 json side_counters(const Side& s, const char* name) {
   const double n = static_cast<double>(std::max<size_t>(1, s.samples.size()));
   return {{std::string("samples_") + name, s.samples.size()},
@@ -111,6 +125,8 @@ json side_counters(const Side& s, const char* name) {
           {std::string("kernels_per_call_") + name, s.kernels_per_call},
           {std::string("memcpys_per_call_") + name, s.memcpys_per_call},
           {std::string("memsets_per_call_") + name, s.memsets_per_call},
+          {std::string("kernel_count_histogram_") + name, histogram(s.kernel_counts)},
+          {std::string("streams_") + name, s.streams},
           {std::string("window_overhead_ns_") + name, s.window_overhead_ns / n},
           {std::string("rse_") + name, TimingStats::from_samples(s.samples).rse_median}};
 }
@@ -157,7 +173,7 @@ std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, i
 GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job& job, L2Flusher& flusher,
                           const SmClock& clock) {
   Loop loop{session, sets, job, flusher, clock};
-  Side ref{false, {}}, cand{true, {}};
+  Side ref(false), cand(true);
   loop.warm_up(ref);
   loop.warm_up(cand);
 
