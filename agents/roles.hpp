@@ -22,7 +22,13 @@ namespace kmcts {
 /// What an agent may know about one node of the variant graph.
 struct NodeView {
   int id = -1;
-  std::string source;
+  // Shared with the coordinator (views are made for every agent call: a copy would cost a
+  // source per call); null in the brief views of a PlanContext's `tried` list.
+  std::shared_ptr<const std::string> source_text;
+  const std::string& source() const {
+    static const std::string kNone;
+    return source_text ? *source_text : kNone;
+  }
   nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
   std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
   std::vector<std::string> plan_history;            // plans from the root to this node
@@ -57,7 +63,8 @@ struct AgentUsage {
 struct PlanContext {
   const Problem* problem = nullptr;
   NodeView parent;
-  std::vector<NodeView> tried;          // children of parent already proposed (any verdict)
+  std::vector<NodeView> tried;          // children of parent already proposed (any verdict): meta,
+                                        // result and the plan that made each; no source or history
   std::shared_ptr<const KnownVariants> known;  // points of every node in the graph (may be null)
   std::optional<NodeView> best;         // best node of the search so far
   int count = 1;                        // how many distinct plans to propose

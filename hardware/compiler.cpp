@@ -89,7 +89,10 @@ KernelCompiler::KernelCompiler(CompilerSettings settings, CompilerFlavor flavor,
   // nvcc prints its banner first; the release line is the last one.
   version_ = flavor_.name == "cpu" ? first_line(probe.out) : last_line(probe.out);
   identity_ = probe.out;
-  for (const auto& header : flavor_.abi_headers) identity_ += "\n" + read_file(header);
+  for (const auto& header : flavor_.abi_headers) {
+    identity_ += '\n';
+    identity_ += read_file(header);
+  }
 }
 
 std::vector<std::string> KernelCompiler::command(const std::string& src, const std::string& out,

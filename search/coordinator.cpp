@@ -155,11 +155,21 @@ NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.source = sources.at(n.hash);
+  v.source_text = sources.at(n.hash);
   v.meta = n.meta;
-  if (auto it = results.find(id); it != results.end()) v.result = it->second;
+  v.result = result_of(id);
   for (int p : g.tree_path(id))
     if (!g.node(p).plan.empty()) v.plan_history.push_back(g.node(p).plan);
+  return v;
+}
+
+NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
+  const NodeRecord& n = g.node(id);
+  NodeView v;
+  v.id = id;
+  v.meta = n.meta;
+  v.result = result_of(id);
+  if (!n.plan.empty()) v.plan_history.push_back(n.plan);
   return v;
 }
 

@@ -22,7 +22,7 @@ void persist_path(State& s, std::vector<int> path, int node) {
 }
 
 // Compile on the compile pool; only a successful build queues for a measurement slot.
-void start_evaluation(State& s, const Selection& sel, int node, const std::string& source, bool count) {
+void start_evaluation(State& s, const Selection& sel, int node, std::shared_ptr<const std::string> source, bool count) {
   if (count) s.evaluations_started++;
   if (s.replaying) return;
   auto fail = [&s, sel, node](const std::exception& e) {
@@ -33,7 +33,7 @@ void start_evaluation(State& s, const Selection& sel, int node, const std::strin
   };
   s.compiles.submit([&s, sel, node, source, fail] {
     try {
-      BuildResult built = s.parts.evaluator->build(source);
+      BuildResult built = s.parts.evaluator->build(*source);
       if (!built.ok) {
         s.completions.push(EvalDone{sel, node, compile_error_result(built)});
         return;
@@ -63,10 +63,11 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   s.in_flight++;
   s.agent_stage++;
   s.agent_calls_total++;
-  int call = s.agent_calls[sel.node]++;
+  int call = State::at_node(s.agent_calls, sel.node)++;
   if (sel.kind == Selection::Kind::debug) s.dirty_nodes.insert(sel.node);  // its repair count went up
-  s.event("select", {{"trial", sel.trial}, {"kind", sel.kind == Selection::Kind::debug ? "debug" : "expand"},
-                     {"node", sel.node}, {"path", sel.path}});
+  s.event_lazy("select", [trial = sel.trial, debug = sel.kind == Selection::Kind::debug, node = sel.node, path = sel.path] {
+    return nlohmann::json{{"trial", trial}, {"kind", debug ? "debug" : "expand"}, {"node", node}, {"path", path}};
+  });
   if (s.replaying) return;
   CounterRng rng(s.settings.seed, mix64(static_cast<uint64_t>(sel.node)) ^ mix64(static_cast<uint64_t>(call) + 1) ^
                                       string_key(sel.kind == Selection::Kind::debug ? "debug" : "expand"));
@@ -89,9 +90,9 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     return;
   }
   std::optional<Plan> plan;
-  if (auto& queue = s.queued_plans[sel.node]; !queue.empty()) plan = queue.front(), queue.pop_front();
+  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = queue.front(), queue.pop_front();
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
-  for (int c : g.children(sel.node)) ctx.tried.push_back(s.view(g, c));
+  for (int c : g.children(sel.node)) ctx.tried.push_back(s.brief_view(g, c));
   ctx.known = s.known;
   if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
   s.agents.submit([&s, sel, ctx = std::move(ctx), plan] {
@@ -140,7 +141,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     }
     return payload;
   };
-  auto& queue = s.queued_plans[sel.node];
+  auto& queue = State::at_node(s.queued_plans, sel.node);
   queue.insert(queue.end(), d.spare_plans.begin(), d.spare_plans.end());
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
   if (!d.error.empty() || !d.code.ok) {
@@ -166,19 +167,30 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   VariantGraph::Added added = g.add_child(sel.node, child, edge);
   if (added.new_node) {
     s.known->add(child.meta);
-    s.sources[child.hash] = d.code.source;  // its file was written by the agent's thread
+    s.sources[child.hash] = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
     s.writer.write([n = g.node(added.node)](RunStore& st) { st.add_node(n); });
   }
   if (added.new_edge) s.writer.write([e = *g.edge(sel.node, added.node)](RunStore& st) { st.add_edge(e); });
   if (added.new_edge && !added.new_node) s.transpositions++;
-  s.event("child", with_usage({{"trial", sel.trial}, {"parent", sel.node}, {"child", added.node}, {"kind", kind},
-                               {"hash", child.hash}, {"meta", d.code.meta}, {"plan", d.plan.text}, {"plan_data", edge.plan_data},
-                               {"prior", d.plan.prior}, {"spare_plans", d.spare_plans.size()},
-                               {"new_node", added.new_node}, {"new_edge", added.new_edge}, {"closes_cycle", added.closes_cycle},
-                               {"agent_seconds", d.seconds}}));
+  // Built on the writer thread from moved fields (d and edge are not read again).
+  nlohmann::json usage, llm_calls;
+  if (d.code.usage.calls > 0 || !d.code.usage.llm_calls.empty())
+    usage = d.code.usage.totals(), llm_calls = d.code.usage.llm_calls;
+  s.event_lazy("child", [trial = sel.trial, parent = sel.node, added, kind, hash = child.hash, meta = std::move(d.code.meta),
+                         plan = std::move(d.plan.text), plan_data = std::move(edge.plan_data), prior = d.plan.prior,
+                         spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
+                         llm_calls = std::move(llm_calls)]() mutable {
+    nlohmann::json payload = {{"trial", trial}, {"parent", parent}, {"child", added.node}, {"kind", kind},
+                              {"hash", std::move(hash)}, {"meta", std::move(meta)}, {"plan", std::move(plan)},
+                              {"plan_data", std::move(plan_data)}, {"prior", prior}, {"spare_plans", spare},
+                              {"new_node", added.new_node}, {"new_edge", added.new_edge},
+                              {"closes_cycle", added.closes_cycle}, {"agent_seconds", seconds}};
+    if (!usage.is_null()) payload["usage"] = std::move(usage), payload["llm_calls"] = std::move(llm_calls);
+    return payload;
+  });
   s.parts.strategy->on_child(g, sel, added.node, added.new_node);
   if (added.new_node) {
-    start_evaluation(s, sel, added.node, d.code.source);
+    start_evaluation(s, sel, added.node, s.sources.at(child.hash));
   } else {
     s.in_flight--;
     persist_path(s, sel.path, added.node);
@@ -199,13 +211,16 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
     s.failures++;
     s.failures_by_verdict[n.verdict]++;
   }
-  s.results[d.node] = std::make_shared<const EvalResult>(r);
+  State::at_node(s.results, d.node) = std::make_shared<const EvalResult>(r);
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
   int64_t seq = s.next_seq();
   s.writer.write([ev = EvaluationRecord{d.node, seq, r}](RunStore& st) { st.add_evaluation(ev); });
-  s.writer.write([e = EventRecord{seq, s.elapsed(), "evaluation",
-                                  {{"trial", d.selection.trial}, {"node", d.node}, {"verdict", n.verdict}, {"speedup", n.speedup},
-                                   {"reward", n.reward}, {"message", r.message}}}](RunStore& st) { st.append_event(e); });
+  s.writer.write([seq, time = s.elapsed(), trial = d.selection.trial, node = d.node, verdict = n.verdict, speedup = n.speedup,
+                  reward = n.reward, message = r.message](RunStore& st) {
+    st.append_event(EventRecord{seq, time, "evaluation",
+                                {{"trial", trial}, {"node", node}, {"verdict", verdict}, {"speedup", speedup},
+                                 {"reward", reward}, {"message", message}}});
+  });
   s.update_node(n);  // its measurement now, its visit statistics with the path
   persist_path(s, d.selection.path, d.node);
 }
@@ -218,12 +233,12 @@ void add_root(State& s, VariantGraph& g) {
   root.created_seq = s.seq + 1;
   g.add_root(root);
   s.known->add(root.meta);
-  s.sources[root.hash] = s.problem.seed_source;
+  s.sources[root.hash] = std::make_shared<const std::string>(s.problem.seed_source);
   s.store.put_source(root.hash, s.problem.seed_source);
   s.writer.write([n = g.node(0)](RunStore& st) { st.add_node(n); });
   s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
   s.in_flight = 1;
-  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.problem.seed_source);
+  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.sources.at(root.hash));
 }
 
 }  // namespace kmcts::detail

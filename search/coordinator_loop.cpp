@@ -150,7 +150,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
       if (g.node(0).status == NodeStatus::failed) {
         s.flush(g);
         s.progress.finish();
-        auto summary = summarize(s, g, "failed", "the seed kernel failed: " + s.results.at(0)->message);
+        auto summary = summarize(s, g, "failed", "the seed kernel failed: " + s.result_of(0)->message);
         s.writer.write([summary](RunStore& st) { st.finish(summary); });
         s.writer.sync();
         return summary;

@@ -2,6 +2,7 @@
 // Internals of the coordinator shared by its two source files (dispatch and apply).
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <variant>
 
@@ -56,11 +57,20 @@ struct Coordinator::State {
   WorkerPool measurements;
   WorkerPool compiles;
 
-  std::map<std::string, std::string> sources;  // hash -> source
+  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources;  // hash -> source (shared with views)
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
-  std::map<int, std::shared_ptr<const EvalResult>> results;  // node -> evaluation
-  std::map<int, std::deque<Plan>> queued_plans;
-  std::map<int, int> agent_calls;              // per node, keys the agents' RNG
+  // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
+  std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
+  std::vector<std::deque<Plan>> queued_plans;              // plans proposed for it, not yet used
+  std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
+  template <class T>
+  static T& at_node(std::vector<T>& v, int node) {
+    if (v.size() <= static_cast<size_t>(node)) v.resize(static_cast<size_t>(node) + 1 + v.size() / 2);
+    return v[static_cast<size_t>(node)];
+  }
+  std::shared_ptr<const EvalResult> result_of(int node) const {
+    return static_cast<size_t>(node) < results.size() ? results[static_cast<size_t>(node)] : nullptr;
+  }
   int64_t seq = 0;
   int64_t trials = 0;        // trials started; numbers them in request order
   int in_flight = 0;       // trials: agent call, then maybe an evaluation
@@ -84,7 +94,18 @@ struct Coordinator::State {
   double elapsed() const;
   int64_t next_seq() { return ++seq; }
   void event(const std::string& kind, nlohmann::json payload);
+  /// The same, with the payload built by make() on the writer thread: the coordinator only
+  /// moves the fields into the closure (JSON objects cost allocations per key).
+  template <class Make>
+  void event_lazy(const char* kind, Make make) {
+    writer.write([seq = next_seq(), time = elapsed(), kind, make = std::move(make)](RunStore& st) mutable {
+      st.append_event(EventRecord{seq, time, kind, make()});
+    });
+  }
   NodeView view(const VariantGraph& g, int id) const;
+  /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
+  /// it; no source, no history (a bushy node would otherwise copy every child's source).
+  NodeView brief_view(const VariantGraph& g, int id) const;
   /// Queues a write of the node's mutable fields.
   void update_node(const NodeRecord& n);
   /// Queues the writes of the dirty nodes and edges.
@@ -103,7 +124,8 @@ void add_root(Coordinator::State& s, VariantGraph& g);
 void start_agents(Coordinator::State& s, VariantGraph& g, Selection sel);
 /// Counts an evaluation as started; unless replaying, compiles then measures on the pools.
 /// `count`: false when evaluating again a variant whose measurement was lost (resume).
-void start_evaluation(Coordinator::State& s, const Selection& sel, int node, const std::string& source, bool count = true);
+void start_evaluation(Coordinator::State& s, const Selection& sel, int node, std::shared_ptr<const std::string> source,
+                      bool count = true);
 void apply_agent(Coordinator::State& s, VariantGraph& g, AgentDone& d);
 void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
 

@@ -65,25 +65,25 @@ bool MctsStrategy::selectable(const VariantGraph& graph, int node) const {
   return result;
 }
 
-int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates,
-                               CounterRng& rng, bool with_virtual) const {
+int MctsStrategy::choose_child(const VariantGraph& graph, int node,
+                               const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,
+                               bool with_virtual) const {
   // Priors come from the Planner through the edge (plan_data.prior), normalised here over
-  // the candidates; without priors every candidate gets the same share.
+  // the candidates; without priors every candidate gets the same share. The candidates carry
+  // their edges: looking each up again would cost O(children) per candidate.
   std::vector<double> priors;
   double total = 0;
-  for (int c : candidates) {
-    const EdgeRecord* e = graph.edge(node, c);
+  for (const auto& [c, e] : candidates) {
     double p = e->plan_data.is_object() ? e->plan_data.value("prior", 1.0) : 1.0;
     priors.push_back(p > 0 ? p : 0.0);
     total += priors.back();
   }
   std::vector<ChildStats> stats;
   for (size_t i = 0; i < candidates.size(); ++i) {
-    const NodeRecord& child = graph.node(candidates[i]);
+    const NodeRecord& child = graph.node(candidates[i].first);
     double q = child.visits > 0 ? child.value_sum / child.visits : 0.0;
     double prior = total > 0 ? priors[i] / total : 1.0 / candidates.size();
-    stats.push_back(parts_.pending->child(q, graph.edge(node, candidates[i])->visits,
-                                          ledger_.pending_visits(candidates[i]), prior));
+    stats.push_back(parts_.pending->child(q, candidates[i].second->visits, ledger_.pending_visits(candidates[i].first), prior));
   }
   if (with_virtual) {
     // Expanding this node, as one more child: its value is the node's own reward (what a new
@@ -94,7 +94,7 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node, const std::v
   }
   ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
   const size_t chosen = parts_.policy->choose(parent, stats, rng);
-  return chosen < candidates.size() ? candidates[chosen] : -1;
+  return chosen < candidates.size() ? candidates[chosen].first : -1;
 }
 
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
@@ -112,9 +112,9 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     on_path.insert(node);
     const bool open = has_capacity(graph, node);
     if (open && !parts_.compare_expansion) break;
-    std::vector<int> candidates;  // ascending ids
-    graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.push_back(c);
+    std::vector<std::pair<int, const EdgeRecord*>> candidates;  // in edge order
+    graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
+      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.emplace_back(c, &e);
       return true;
     });
     if (candidates.empty()) {
@@ -135,13 +135,13 @@ void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) 
     if (n.status == NodeStatus::pending) continue;
     std::vector<WeightedValue> children;
     int visits = 1;  // its own evaluation
-    for (int c : graph.children(*it)) {
-      const EdgeRecord* e = graph.edge(*it, c);
+    graph.for_each_child(*it, [&](int c, const EdgeRecord& e) {
       const NodeRecord& child = graph.node(c);
-      if (e->visits == 0 || child.status == NodeStatus::pending || child.visits == 0) continue;
-      children.push_back({child.value_sum / child.visits, static_cast<double>(e->visits)});
-      visits += e->visits;
-    }
+      if (e.visits == 0 || child.status == NodeStatus::pending || child.visits == 0) return true;
+      children.push_back({child.value_sum / child.visits, static_cast<double>(e.visits)});
+      visits += e.visits;
+      return true;
+    });
     n.visits = visits;
     n.value_sum = parts_.backup->value(n.reward, children) * visits;
   }

@@ -45,7 +45,7 @@ class MctsStrategy final : public LedgerStrategy {
   bool selectable(const VariantGraph& graph, int node) const;
   uint8_t& memo(int node) const;
   /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
-  int choose_child(const VariantGraph& graph, int node, const std::vector<int>& candidates, CounterRng& rng,
+  int choose_child(const VariantGraph& graph, int node, const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,
                    bool with_virtual = false) const;
 
   CommonStrategySettings settings_;

@@ -100,7 +100,7 @@ class LlmPlanner final : public Planner {
     auto values = common_values(*ctx.problem);
     values["hardware"] = hardware_.empty() ? "not described (set agents.llm.hardware)" : hardware_;
     values["parent_id"] = std::to_string(ctx.parent.id);
-    values["parent_source"] = ctx.parent.source;
+    values["parent_source"] = ctx.parent.source();
     values["parent_result"] = describe_result(ctx.parent);
     values["parent_history"] = describe_history(ctx.parent);
     values["best_summary"] = ctx.best ? fmt::format("node {} ({}), reached by: {}", ctx.best->id, describe_result(*ctx.best),
@@ -142,7 +142,7 @@ class LlmCoder final : public Coder {
 
   CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
     auto values = common_values(problem);
-    values["parent_source"] = parent.source;
+    values["parent_source"] = parent.source();
     values["plan"] = plan.text;
     // The same plan for the same parent is the same question: sample 0 (a repeat merges
     // into the existing node as a transposition).
@@ -184,8 +184,8 @@ class LlmDebugger final : public Debugger {
 
   CodeResult repair(const DebugContext& ctx) override {
     auto values = common_values(*ctx.problem);
-    values["parent_source"] = ctx.parent.source;
-    values["failed_source"] = ctx.failed.source;
+    values["parent_source"] = ctx.parent.source();
+    values["failed_source"] = ctx.failed.source();
     values["verdict"] = ctx.failed.result ? to_string(ctx.failed.result->verdict) : "unknown";
     values["error"] = ctx.failed.result ? error_text(*ctx.failed.result) : "(no result recorded)";
     values["attempt"] = std::to_string(ctx.attempt + 1);

@@ -52,7 +52,7 @@ fs::path find_worker(const std::string& configured) {
 
 CompilerFlavor cpu_compiler_flavor() {
   const fs::path abi = data_dir("abi/cpu", KMCTS_CPU_ABI_DIR);
-  return {"cpu", "kernel.cpp", {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", "-I" + abi.string()},
+  return {"cpu", "kernel.cpp", {"-O3", "-march=native", "-std=c++17", "-shared", "-fPIC", fmt::format("-I{}", abi.string())},
           {abi / "kmcts_cpu.h"}, nullptr};
 }
 

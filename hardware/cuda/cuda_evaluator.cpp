@@ -159,7 +159,7 @@ CompilerFlavor cuda_compiler_flavor(const std::string& arch) {
   return {"cuda",
           "kernel.cu",
           {"-O3", "-std=c++17", "-arch=" + arch, "-shared", "-Xcompiler", "-fPIC", "-cudart", "shared", "-Xptxas", "-v",
-           "-lineinfo", "-I" + cuda_abi.string(), "-I" + cpu_abi.string()},
+           "-lineinfo", fmt::format("-I{}", cuda_abi.string()), fmt::format("-I{}", cpu_abi.string())},
           {cuda_abi / "kmcts_cuda.h", cpu_abi / "kmcts_cpu.h"},
           [](const std::string& log) { return cuda::parse_ptxas_resources(log); }};
 }
