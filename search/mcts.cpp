@@ -1,6 +1,6 @@
 #include "search/mcts.hpp"
 
-#include <set>
+#include <algorithm>
 
 #include "core/error.hpp"
 
@@ -104,17 +104,16 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
-  std::vector<int> path;
-  std::set<int> on_path;
+  std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
+  auto on_path = [&path](int n) { return std::find(path.begin(), path.end(), n) != path.end(); };
   int node = 0;
   while (true) {
     path.push_back(node);
-    on_path.insert(node);
     const bool open = has_capacity(graph, node);
     if (open && !parts_.compare_expansion) break;
     std::vector<std::pair<int, const EdgeRecord*>> candidates;  // in edge order
     graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
-      if (!on_path.count(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.emplace_back(c, &e);
+      if (!on_path(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.emplace_back(c, &e);
       return true;
     });
     if (candidates.empty()) {

@@ -116,14 +116,7 @@ void backup_mean(VariantGraph& graph, const std::vector<int>& path, double rewar
   }
 }
 
-int expand_children(const VariantGraph& graph, int node) {
-  int expanded = 0;
-  graph.for_each_child(node, [&](int, const EdgeRecord& e) {
-    expanded += e.kind == EdgeKind::expand;
-    return true;
-  });
-  return expanded;
-}
+int expand_children(const VariantGraph& graph, int node) { return graph.expand_children(node); }
 
 bool faster(const VariantGraph& graph, int a, int b) {
   double sa = graph.node(a).speedup, sb = graph.node(b).speedup;

@@ -16,6 +16,7 @@ int VariantGraph::add_root(NodeRecord root) {
   root.depth = 0;
   by_hash_[root.hash] = 0;
   tree_parent_.push_back(-1);
+  expand_out_.push_back(0);
   boost::add_vertex(std::move(root), g_);
   return 0;
 }
@@ -32,6 +33,7 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     node.depth = this->node(parent).depth + 1;
     by_hash_[node.hash] = added.node;
     tree_parent_.push_back(parent);
+    expand_out_.push_back(0);
     boost::add_vertex(std::move(node), g_);
   }
   if (edge(parent, added.node)) return added;
@@ -39,6 +41,7 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
   link.parent = parent;
   link.child = added.node;
   link.transposition = !added.new_node;
+  if (link.kind == EdgeKind::expand) expand_out_[static_cast<size_t>(parent)]++;
   boost::add_edge(vertex(parent), vertex(added.node), std::move(link), g_);
   added.new_edge = true;
   return added;

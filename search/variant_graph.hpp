@@ -47,6 +47,8 @@ class VariantGraph {
     for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
       if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
   }
+  /// Children reached by expand edges (not debug edges): O(1), kept as edges are added.
+  int expand_children(int id) const { return expand_out_[static_cast<size_t>(id)]; }
   std::vector<int> parents(int id) const;
   std::vector<EdgeRecord> edges() const;
 
@@ -61,6 +63,7 @@ class VariantGraph {
   Storage::vertex_descriptor vertex(int id) const;
   std::unordered_map<std::string, int> by_hash_;
   std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
+  std::vector<int> expand_out_;   // out-edges of kind expand, per node (kinds never change)
   Storage g_;
 };
 
