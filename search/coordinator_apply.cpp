@@ -163,6 +163,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   edge.plan = d.plan.text;
   edge.plan_data = d.plan.data;
   if (edge.plan_data.is_object()) edge.plan_data["prior"] = d.plan.prior;  // PUCT reads it from the edge
+  edge.prior = prior_of_plan_data(edge.plan_data);
   edge.seq = s.seq + 1;
   VariantGraph::Added added = g.add_child(sel.node, child, edge);
   if (added.new_node) {

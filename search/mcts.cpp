@@ -74,7 +74,7 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
   std::vector<double> priors;
   double total = 0;
   for (const auto& [c, e] : candidates) {
-    double p = e->plan_data.is_object() ? e->plan_data.value("prior", 1.0) : 1.0;
+    double p = e->prior;
     priors.push_back(p > 0 ? p : 0.0);
     total += priors.back();
   }

@@ -63,4 +63,10 @@ nlohmann::json to_json(const EdgeRecord& e) {
           {"seq", e.seq}};
 }
 
+double prior_of_plan_data(const nlohmann::json& plan_data) {
+  if (!plan_data.is_object()) return 1.0;
+  auto it = plan_data.find("prior");
+  return it != plan_data.end() && it->is_number() ? it->get<double>() : 1.0;
+}
+
 }  // namespace kmcts

@@ -42,10 +42,16 @@ struct EdgeRecord {
   EdgeKind kind = EdgeKind::expand;
   std::string plan;          // plan text (or "repair: ..." for debug edges)
   nlohmann::json plan_data = nlohmann::json::object();
+  // The Planner's prior, as plan_data["prior"] holds it (1 without one): kept as a number
+  // too, so selection does not look it up in JSON for every candidate of every descent.
+  double prior = 1.0;
   bool transposition = false;  // the child already existed when this edge was added
   int visits = 0;            // selections through this edge (kept apart from node visits)
   int64_t seq = 0;
 };
+
+/// EdgeRecord::prior from plan data: plan_data["prior"] when it is a number, else 1.
+double prior_of_plan_data(const nlohmann::json& plan_data);
 
 struct EvaluationRecord {
   int node = -1;

@@ -99,6 +99,7 @@ std::vector<EdgeRecord> RunStore::edges() const {
     e.kind = edge_kind_from_string(st.text(2));
     e.plan = st.text(3);
     e.plan_data = parse_stored_json(st.text(4), impl_->db.file(), "edge plan data");
+    e.prior = prior_of_plan_data(e.plan_data);
     e.transposition = st.integer(5) != 0;
     e.visits = st.integer(6);
     e.seq = st.int64(7);
