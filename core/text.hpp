@@ -11,9 +11,9 @@ inline std::string first_line(const std::string& text) { return text.substr(0, t
 
 namespace kmcts {
 
-/// The last non-empty line (trailing newlines ignored).
+/// The last non-empty line (trailing newlines and blanks ignored).
 inline std::string last_line(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   const auto cut = text.rfind('\n');
   return cut == std::string::npos ? text : text.substr(cut + 1);
 }

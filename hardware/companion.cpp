@@ -1,5 +1,9 @@
 #include "hardware/companion.hpp"
 
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
 namespace kmcts {
 
 namespace fs = std::filesystem;
@@ -10,6 +14,17 @@ std::optional<fs::path> find_companion(const std::string& name) {
   for (const fs::path& candidate : {dir / name, dir.parent_path() / name})
     if (fs::exists(candidate, ec)) return candidate;
   return std::nullopt;
+}
+
+fs::path find_worker_executable(const std::string& configured, const std::string& name, const std::string& option,
+                                const std::string& missing_hint) {
+  if (!configured.empty()) {
+    if (!fs::exists(configured)) throw InputError(fmt::format("{}: '{}' does not exist", option, configured));
+    return fs::absolute(configured);
+  }
+  if (auto found = find_companion(name)) return *found;
+  throw InputError(fmt::format("the worker '{}' does not exist: {} (or set {})", (executable_dir() / name).string(),
+                               missing_hint, option));
 }
 
 }  // namespace kmcts

@@ -13,4 +13,9 @@ namespace kmcts {
 /// `name` next to the running executable, or in its parent folder; nullopt if neither exists.
 std::optional<std::filesystem::path> find_companion(const std::string& name);
 
+/// A worker executable: `configured` (the value of option `option`) when set, else the
+/// companion `name`. InputError naming the option, or saying `missing_hint`, when absent.
+std::filesystem::path find_worker_executable(const std::string& configured, const std::string& name,
+                                             const std::string& option, const std::string& missing_hint);
+
 }  // namespace kmcts

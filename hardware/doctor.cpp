@@ -3,7 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "hardware/companion.hpp"
+#include "core/text.hpp"
+#include "hardware/cuda/devices.hpp"
 #include "hardware/sandbox.hpp"
 
 namespace kmcts {
@@ -15,13 +16,6 @@ std::string first_line(const std::string& text) {
   auto start = text.find_first_not_of(" \n");
   if (start == std::string::npos) return "";
   return text.substr(start, text.find('\n', start) - start);
-}
-
-std::string last_line(const std::string& text) {
-  auto end = text.find_last_not_of(" \n");
-  if (end == std::string::npos) return "";
-  auto start = text.rfind('\n', end);
-  return text.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
 }
 
 enum class Keep { first_line, last_line, all };
@@ -72,17 +66,7 @@ Capability probe_cupti() {
 // GPUs as the CUDA runtime sees them, through kmcts-cuda-probe (built where CUDA was found).
 Capability probe_cuda_devices() {
   Capability c{"cuda devices", false, ""};
-  auto probe = find_companion("kmcts-cuda-probe");
-  if (!probe) {
-    c.detail = "kmcts-cuda-probe not built (no CUDA toolkit with CUPTI at build time)";
-    return c;
-  }
-  SandboxResult r = run_sandboxed({probe->string()}, SandboxLimits{30, 0, 0, 1u << 20});
-  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-  if (r.timed_out || j.is_discarded()) {
-    c.detail = r.timed_out ? "the CUDA probe timed out" : "the CUDA probe failed: " + first_line(r.err + r.out);
-    return c;
-  }
+  nlohmann::json j = cuda::probe_devices(30);
   if (j.contains("error")) {
     c.detail = j["error"].get<std::string>();
     return c;
@@ -106,8 +90,7 @@ Capability probe_cuda_devices() {
 std::vector<Capability> probe_machine() {
   std::vector<Capability> caps;
   caps.push_back(probe_tool("host compiler", {"c++", "--version"}));
-  std::string nvcc = fs::exists(cuda_root() + "/bin/nvcc") ? cuda_root() + "/bin/nvcc" : "nvcc";
-  caps.push_back(probe_tool("nvcc", {nvcc, "--version"}, Keep::last_line));
+  caps.push_back(probe_tool("nvcc", {cuda::find_cuda_tool("", "nvcc"), "--version"}, Keep::last_line));
   caps.push_back(probe_cupti());
   caps.push_back(probe_tool("gpus", {"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"},
                             Keep::all));

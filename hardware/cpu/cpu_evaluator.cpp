@@ -36,16 +36,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-fs::path find_worker(const std::string& configured) {
-  if (!configured.empty()) {
-    if (!fs::exists(configured))
-      throw InputError(fmt::format("evaluator.cpu_worker: '{}' does not exist", configured));
-    return fs::absolute(configured);
-  }
-  if (auto found = find_companion("kmcts-cpu-worker")) return *found;
-  throw InputError(fmt::format("the cpu worker '{}' does not exist (build target kmcts-cpu-worker, or set evaluator.cpu_worker)",
-                               (executable_dir() / "kmcts-cpu-worker").string()));
-}
 
 
 }  // namespace
@@ -72,7 +62,8 @@ CpuEvaluator::CpuEvaluator(Problem problem, CpuEvaluatorSettings settings)
       compiler_(CompilerSettings{settings_.compiler, settings_.cache_dir, settings_.compile_timeout_s, settings_.memory_mb,
                                  problem_.compile_flags},
                 cpu_compiler_flavor()),
-      worker_(find_worker(settings_.cpu_worker)) {
+      worker_(find_worker_executable(settings_.cpu_worker, "kmcts-cpu-worker", "evaluator.cpu_worker",
+                                     "build target kmcts-cpu-worker")) {
   if (problem_.kind != "cpu")
     throw InputError(fmt::format("problem '{}' is of kind '{}'; the cpu evaluator runs only kind 'cpu'", problem_.name,
                                  problem_.kind));

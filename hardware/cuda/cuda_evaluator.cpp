@@ -11,6 +11,7 @@
 #include "core/error.hpp"
 #include "core/text.hpp"
 #include "hardware/companion.hpp"
+#include "hardware/cuda/devices.hpp"
 #include "hardware/cuda/hw_counters.hpp"
 #include "hardware/cuda/ptxas.hpp"
 #include "hardware/cuda/timing_math.hpp"
@@ -70,40 +71,6 @@ using nlohmann::json;
 constexpr double kMinWarmupMs = 50;
 // Kernels faster than this need twice the timed time before stopping (REFERENCE.md).
 constexpr double kShortKernelNs = 10000;
-
-/// A CUDA tool: configured, else $CUDA_HOME/bin, /usr/local/cuda/bin, else PATH.
-std::string find_cuda_tool(const std::string& configured, const std::string& name) {
-  if (!configured.empty()) return configured;
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / name))
-    return (fs::path(home) / "bin" / name).string();
-  if (fs::exists("/usr/local/cuda/bin/" + name)) return "/usr/local/cuda/bin/" + name;
-  return name;
-}
-
-fs::path find_worker(const std::string& configured) {
-  if (!configured.empty()) {
-    if (!fs::exists(configured))
-      throw InputError(fmt::format("evaluator.cuda.worker: '{}' does not exist", configured));
-    return fs::absolute(configured);
-  }
-  if (auto found = find_companion("kmcts-cuda-worker")) return *found;
-  throw InputError(fmt::format("the CUDA worker '{}' does not exist: this kmcts was built without the CUDA toolkit "
-                               "and CUPTI (or set evaluator.cuda.worker)",
-                               (executable_dir() / "kmcts-cuda-worker").string()));
-}
-
-/// kmcts-cuda-probe's JSON (devices, driver; "error" when CUDA could not start).
-json run_probe() {
-  auto probe = find_companion("kmcts-cuda-probe");
-  if (!probe) return {{"error", "kmcts-cuda-probe is not installed next to kmcts"}};
-  SandboxLimits limits;
-  limits.timeout_s = 60;
-  SandboxResult run = run_sandboxed({probe->string()}, limits);
-  json answer = json::parse(last_line(run.out), nullptr, false);
-  if (answer.is_discarded() || !answer.is_object())
-    return {{"error", "kmcts-cuda-probe failed: " + first_line(run.err + run.out + run.error)}};
-  return answer;
-}
 
 }  // namespace
 
@@ -169,9 +136,10 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaEvaluatorSettings settings)
   if (problem_.kind != "cuda")
     throw InputError(fmt::format("problem '{}' is of kind '{}'; the cuda evaluator runs only kind 'cuda'", problem_.name,
                                  problem_.kind));
-  worker_ = find_worker(settings_.worker);
+  worker_ = find_worker_executable(settings_.worker, "kmcts-cuda-worker", "evaluator.cuda.worker",
+                                   "this kmcts was built without the CUDA toolkit and CUPTI");
   if (settings_.arch.empty() || settings_.gpus.empty()) {
-    probe_ = run_probe();
+    probe_ = cuda::probe_devices();
     const json devices = probe_.value("devices", json::array());
     if (devices.empty())
       throw InputError(fmt::format("no CUDA GPU found ({}); set evaluator.cuda.arch and evaluator.cuda.gpus to build "
@@ -187,7 +155,7 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaEvaluatorSettings settings)
         throw InputError(fmt::format("evaluator.cuda.gpus: GPU {} is not among the {} found", first, devices.size()));
     }
   }
-  compiler_.emplace(CompilerSettings{find_cuda_tool(settings_.nvcc, "nvcc"), settings_.cache_dir, settings_.compile_timeout_s,
+  compiler_.emplace(CompilerSettings{cuda::find_cuda_tool(settings_.nvcc, "nvcc"), settings_.cache_dir, settings_.compile_timeout_s,
                                      settings_.memory_mb, problem_.compile_flags},
                     cuda_compiler_flavor(settings_.arch), "evaluator.cuda.nvcc");
   pool_.emplace(settings_.gpus);
@@ -248,7 +216,7 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, EvalResult& 
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s * 2;  // a profiler replays each kernel several times
   limits.max_rss_mb = settings_.memory_mb;
-  SandboxResult run = run_sandboxed({find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
+  SandboxResult run = run_sandboxed({cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
                                      "--target-processes", "all", worker_.string(), job},
                                     limits, folder.dir());
   try {
