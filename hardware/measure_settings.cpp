@@ -38,19 +38,21 @@ MeasureSettings MeasureSettings::from_config(const Config& c) {
   s.memory_mb = c.get_int("evaluator.memory_mb");
   s.compile_timeout_s = c.get_double("evaluator.compile_timeout_s");
   s.correctness_trials = static_cast<int>(c.get_int("evaluator.correctness_trials"));
-  s.rse_target = c.get_double("evaluator.rse_target");
-  s.min_samples = static_cast<int>(c.get_int("evaluator.min_samples"));
-  s.max_samples = static_cast<int>(c.get_int("evaluator.max_samples"));
-  s.min_time_ms = c.get_double("evaluator.min_time_ms");
-  s.max_time_ms = c.get_double("evaluator.max_time_ms");
-  s.warmup_calls = static_cast<int>(c.get_int("evaluator.warmup_calls"));
-  s.warmup_ms = c.get_double("evaluator.warmup_ms");
-  s.input_sets = static_cast<int>(c.get_int("evaluator.input_sets"));
+  worker::TimingPlan& t = s.timing;
+  t.rse_target = c.get_double("evaluator.rse_target");
+  t.min_samples = static_cast<int>(c.get_int("evaluator.min_samples"));
+  t.max_samples = static_cast<int>(c.get_int("evaluator.max_samples"));
+  t.min_time_ms = c.get_double("evaluator.min_time_ms");
+  t.max_time_ms = c.get_double("evaluator.max_time_ms");
+  t.warmup_calls = static_cast<int>(c.get_int("evaluator.warmup_calls"));
+  t.warmup_ms = c.get_double("evaluator.warmup_ms");
+  t.flush_mb = 0;  // the cpu evaluator's own option sets it
+  t.input_sets = static_cast<int>(c.get_int("evaluator.input_sets"));
   s.cache_dir = c.get_string("evaluator.cache_dir");
   s.input_seed = c.get_int("evaluator.input_seed");
-  if (s.max_samples < s.min_samples)
-    throw InputError(fmt::format("evaluator.max_samples ({}) must be >= evaluator.min_samples ({})", s.max_samples,
-                                 s.min_samples));
+  if (t.max_samples < t.min_samples)
+    throw InputError(fmt::format("evaluator.max_samples ({}) must be >= evaluator.min_samples ({})", t.max_samples,
+                                 t.min_samples));
   return s;
 }
 
@@ -77,10 +79,7 @@ json worker_job_json(const Problem& problem, const MeasureSettings& s, const std
           {"rtol", problem.rtol},
           {"correctness_trials", s.correctness_trials},
           {"input_seed", static_cast<uint64_t>(s.input_seed)},
-          {"timing",
-           {{"rse_target", s.rse_target}, {"min_samples", s.min_samples}, {"max_samples", s.max_samples},
-            {"min_time_ms", s.min_time_ms}, {"max_time_ms", s.max_time_ms}, {"warmup_calls", s.warmup_calls},
-            {"warmup_ms", s.warmup_ms}, {"flush_mb", 0}, {"input_sets", s.input_sets}}}};
+          {"timing", worker::to_json(s.timing)}};
 }
 
 }  // namespace kmcts

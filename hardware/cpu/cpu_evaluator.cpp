@@ -49,7 +49,7 @@ CompilerFlavor cpu_compiler_flavor() {
 CpuEvaluatorSettings CpuEvaluatorSettings::from_config(const Config& c) {
   CpuEvaluatorSettings s;
   static_cast<MeasureSettings&>(s) = MeasureSettings::from_config(c);
-  s.flush_mb = c.get_int("evaluator.flush_mb");
+  s.timing.flush_mb = c.get_int("evaluator.flush_mb");
   s.compiler = c.get_string("evaluator.compiler");
   s.cpu_worker = c.get_string("evaluator.cpu_worker");
   if (s.compiler.empty()) throw InputError("evaluator.compiler must not be empty");
@@ -77,11 +77,9 @@ const BuildResult& CpuEvaluator::reference() {
   return *reference_;
 }
 
-// The job file: worker_job_json (measure_settings.hpp) with the cache flush in "timing".
+// The job file: worker_job_json (measure_settings.hpp); the cache flush is in its timing plan.
 json CpuEvaluator::job_json(const std::string& reference_so, const std::string& candidate_so) const {
-  json job = worker_job_json(problem_, settings_, reference_so, candidate_so);
-  job["timing"]["flush_mb"] = settings_.flush_mb;
-  return job;
+  return worker_job_json(problem_, settings_, reference_so, candidate_so);
 }
 
 EvalResult CpuEvaluator::measure(const BuildResult& build) {
@@ -101,7 +99,7 @@ EvalResult CpuEvaluator::run_worker(const BuildResult& candidate, const BuildRes
     return failed_result(Verdict::infra_error, fmt::format("the cpu worker '{}' does not exist", worker_.string()));
   const WorkerFolder folder("kmcts-cpu", ref.artifact, candidate.artifact);
   const std::string job = folder.write_job("job.json", job_json(folder.reference(), folder.candidate()));
-  SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.max_samples);
+  SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.timing.max_samples);
   limits.memory_mb = settings_.memory_mb;
 #if defined(__SANITIZE_ADDRESS__)
   // AddressSanitizer reserves terabytes of shadow address space, so the (equally
@@ -125,7 +123,7 @@ json CpuEvaluator::describe() const {
           {"worker", worker_.string()},
           {"hardware_threads", std::thread::hardware_concurrency()},
           {"l3_cache_bytes", l3 > 0 ? l3 : 0},
-          {"flush_mb", settings_.flush_mb},
+          {"flush_mb", settings_.timing.flush_mb},
           {"timeout_s", settings_.timeout_s},
           {"memory_mb", settings_.memory_mb}};
 }

@@ -16,8 +16,7 @@
 namespace kmcts {
 
 /// The shared measurement settings (evaluator.*) and the cpu evaluator's own.
-struct CpuEvaluatorSettings : MeasureSettings {
-  int64_t flush_mb = 16;
+struct CpuEvaluatorSettings : MeasureSettings {  // evaluator.flush_mb goes to timing.flush_mb
   std::string compiler = "c++";
   std::string cpu_worker;  // "" = next to this executable
 

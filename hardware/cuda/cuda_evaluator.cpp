@@ -100,7 +100,7 @@ std::vector<int> parse_gpu_list(const std::string& text, const std::string& opti
 CudaEvaluatorSettings CudaEvaluatorSettings::from_config(const Config& c) {
   CudaEvaluatorSettings s;
   static_cast<MeasureSettings&>(s) = MeasureSettings::from_config(c);
-  s.warmup_ms = std::max(s.warmup_ms, kMinWarmupMs);
+  s.timing.warmup_ms = std::max(s.timing.warmup_ms, kMinWarmupMs);
   s.nvcc = c.get_string("evaluator.cuda.nvcc");
   s.arch = c.get_string("evaluator.cuda.arch");
   if (!s.arch.empty() && (s.arch.rfind("sm_", 0) != 0 || s.arch.size() < 5))
@@ -191,7 +191,7 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
     const WorkerFolder folder("kmcts-cuda", ref.artifact, build.artifact);
     cuda::GpuPool::Lease gpu = pool_->acquire();
     const std::string job = folder.write_job("job.json", job_json(folder.reference(), folder.candidate(), gpu.device()));
-    SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.max_samples);
+    SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.timing.max_samples);
     limits.max_rss_mb = settings_.memory_mb;
     SandboxResult run = run_sandboxed({worker_.string(), job}, limits, folder.dir());
     if (!run.started) return failed_result(Verdict::infra_error, "cannot run the CUDA worker: " + run.error);

@@ -35,6 +35,28 @@ std::vector<TensorDesc> parse_tensors(const json& j) {
 
 }  // namespace
 
+TimingPlan TimingPlan::from_json(const json& t) {
+  TimingPlan p;
+  p.rse_target = t.at("rse_target").get<double>();
+  p.min_samples = t.at("min_samples").get<int>();
+  p.max_samples = t.at("max_samples").get<int>();
+  p.min_time_ms = t.at("min_time_ms").get<double>();
+  p.max_time_ms = t.at("max_time_ms").get<double>();
+  p.warmup_calls = t.at("warmup_calls").get<int>();
+  p.warmup_ms = t.at("warmup_ms").get<double>();
+  p.flush_mb = t.at("flush_mb").get<int64_t>();
+  p.input_sets = t.at("input_sets").get<int>();
+  if (p.input_sets < 1 || p.min_samples < 1 || p.max_samples < p.min_samples)
+    throw std::invalid_argument("timing plan out of range");
+  return p;
+}
+
+json to_json(const TimingPlan& p) {
+  return {{"rse_target", p.rse_target},   {"min_samples", p.min_samples}, {"max_samples", p.max_samples},
+          {"min_time_ms", p.min_time_ms}, {"max_time_ms", p.max_time_ms}, {"warmup_calls", p.warmup_calls},
+          {"warmup_ms", p.warmup_ms},     {"flush_mb", p.flush_mb},       {"input_sets", p.input_sets}};
+}
+
 Job Job::from_json(const json& j) {
   Job job;
   job.reference = j.at("reference").get<std::string>();
@@ -48,19 +70,7 @@ Job Job::from_json(const json& j) {
   job.rtol = j.at("rtol").get<double>();
   job.correctness_trials = j.at("correctness_trials").get<int>();
   job.input_seed = j.at("input_seed").get<uint64_t>();
-  const json& t = j.at("timing");
-  TimingPlan& p = job.timing;
-  p.rse_target = t.at("rse_target").get<double>();
-  p.min_samples = t.at("min_samples").get<int>();
-  p.max_samples = t.at("max_samples").get<int>();
-  p.min_time_ms = t.at("min_time_ms").get<double>();
-  p.max_time_ms = t.at("max_time_ms").get<double>();
-  p.warmup_calls = t.at("warmup_calls").get<int>();
-  p.warmup_ms = t.at("warmup_ms").get<double>();
-  p.flush_mb = t.at("flush_mb").get<int64_t>();
-  p.input_sets = t.at("input_sets").get<int>();
-  if (p.input_sets < 1 || p.min_samples < 1 || p.max_samples < p.min_samples)
-    throw std::invalid_argument("timing plan out of range");
+  job.timing = TimingPlan::from_json(j.at("timing"));
   return job;
 }
 

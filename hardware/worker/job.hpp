@@ -17,6 +17,8 @@ struct TensorDesc {
   std::vector<std::string> distributions;  // inputs only
 };
 
+/// How a worker times (the stopping rule's limits, warm-up, input sets); the parent fills it
+/// from the evaluator.* options (hardware/measure_settings.hpp) and writes it into the job.
 struct TimingPlan {
   double rse_target = 0.005;
   int min_samples = 20;
@@ -27,7 +29,12 @@ struct TimingPlan {
   double warmup_ms = 20;
   int64_t flush_mb = 16;
   int input_sets = 2;
+
+  /// Throws nlohmann::json::exception or std::invalid_argument on a malformed plan.
+  static TimingPlan from_json(const nlohmann::json& j);
 };
+
+nlohmann::json to_json(const TimingPlan& p);
 
 struct Job {
   std::string reference;  // paths of the shared objects

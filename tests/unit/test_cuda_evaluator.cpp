@@ -302,7 +302,7 @@ TEST_CASE("cuda evaluator: bad settings and the wrong kind of problem are input 
   CHECK_THROWS_WITH_AS(CudaEvaluatorSettings::from_config(config), doctest::Contains("evaluator.cuda.gpus"), InputError);
   config.set_value("evaluator.cuda.gpus", "0", "test");
   CudaEvaluatorSettings s = CudaEvaluatorSettings::from_config(config);
-  CHECK(s.warmup_ms >= 50);  // the GPU clock ramps up from idle
+  CHECK(s.timing.warmup_ms >= 50);  // the GPU clock ramps up from idle
   Problem cpu = load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems" / "cpu" / "matmul");
   CHECK_THROWS_WITH_AS(CudaEvaluator(cpu, s), doctest::Contains("kind 'cuda'"), InputError);
 }
