@@ -21,9 +21,6 @@ constexpr int64_t kFillBlock = 1 << 16;
 using nlohmann::json;
 
 constexpr size_t kAlignment = 64;
-// Quiet NaNs with a payload a computation is unlikely to produce.
-constexpr uint32_t kPoisonF32 = 0x7fc0deadu;
-constexpr uint64_t kPoisonF64 = 0x7ff800000000deadull;
 // Heavy-tailed draws are clipped here: 30+ standard deviations of outliers, yet sums of
 // millions of them stay far from fp32 overflow.
 constexpr double kHeavyTailClip = 100.0;
@@ -159,6 +156,37 @@ void poison(TensorSet& outputs) {
   }
 }
 
+bool element_matches(double x, double y, double atol, double rtol) {
+  if (std::isnan(x)) return std::isnan(y);
+  if (std::isinf(x)) return y == x;
+  if (!std::isfinite(y)) return false;
+  return std::fabs(y - x) <= atol + rtol * std::fabs(x);
+}
+
+std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
+                                     const void* got, const TensorDesc& desc, double atol, double rtol) {
+  const bool f64 = desc.dtype == KMCTS_F64;
+  auto at = [f64](const void* base, int64_t k) {
+    return f64 ? static_cast<const double*>(base)[k] : static_cast<double>(static_cast<const float*>(base)[k]);
+  };
+  const std::byte* want = expected.data(output) + static_cast<size_t>(offset) * element_size(desc.dtype);
+  for (int64_t k = 0; k < count; ++k) {
+    const double x = at(want, k), y = at(got, k);
+    if (element_matches(x, y, atol, rtol)) continue;
+    const bool unwritten = std::isnan(y) && !std::isnan(x);
+    Mismatch m;
+    m.message = fmt::format("output '{}' element {}: expected {}, got {}{}", desc.name, offset + k, x, y,
+                            unwritten ? " (not written: still the poison NaN?)" : "");
+    m.details = {{"output", desc.name},
+                 {"first_bad_index", offset + k},
+                 {"expected", json_number(x)},
+                 {"got", json_number(y)},
+                 {"rule", unwritten ? "unwritten" : "allclose"}};
+    return m;
+  }
+  return std::nullopt;
+}
+
 std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorSet& got,
                                         const std::vector<TensorDesc>& descs, double atol, double rtol) {
   for (size_t o = 0; o < descs.size(); ++o) {
@@ -169,20 +197,13 @@ std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorS
     double max_abs = 0, max_rel = 0, scale = 0;
     for (int64_t i = 0; i < e.numel; ++i) {
       double x = element(e, i), y = element(g, i);
-      bool bad;
       if (std::isnan(y) && is_poison(g, i) && !std::isnan(x)) ++unwritten;
-      if (std::isnan(x)) {
-        bad = !std::isnan(y);
-      } else if (std::isinf(x)) {
-        bad = y != x;
-      } else if (!std::isfinite(y)) {
-        bad = true;
-      } else {
+      const bool bad = !element_matches(x, y, atol, rtol);
+      if (std::isfinite(x) && std::isfinite(y)) {
         double diff = std::fabs(y - x);
         scale = std::max(scale, std::fabs(x));
         if (diff > max_abs) max_abs = diff, worst = i;
         if (x != 0) max_rel = std::max(max_rel, diff / std::fabs(x));
-        bad = diff > atol + rtol * std::fabs(x);
       }
       if (bad && first_bad < 0) first_bad = i, rule = std::isfinite(x) && std::isfinite(y) ? "allclose" : "nonfinite";
     }

@@ -50,8 +50,12 @@ const std::string& distribution_for(const TensorDesc& input, int round);
 /// Fills every input with fresh draws; a pure function of (seed, stream, round).
 void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64_t seed, uint64_t stream, int round);
 
-/// Writes the poison NaN into every output element (a NaN with a recognisable payload, so
-/// a report can say "not written" rather than "computed NaN").
+/// The poison NaNs: quiet NaNs with a payload a computation is unlikely to produce, so a
+/// report can say "not written" rather than "computed NaN". Device poisoning uses them too.
+inline constexpr uint32_t kPoisonF32 = 0x7fc0deadu;
+inline constexpr uint64_t kPoisonF64 = 0x7ff800000000deadull;
+
+/// Writes the poison NaN into every output element.
 void poison(TensorSet& outputs);
 
 /// One failed comparison: a one-line message and the details for agents and reports.
@@ -68,6 +72,16 @@ struct Mismatch {
 ///     (all-zero expected outputs must then be matched exactly).
 std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorSet& got,
                                         const std::vector<TensorDesc>& descs, double atol, double rtol);
+
+/// compare_outputs' elementwise rule (1 and 2 below): NaN and Inf parity, else a finite `got`
+/// with |got - expected| <= atol + rtol * |expected|.
+bool element_matches(double expected, double got, double atol, double rtol);
+
+/// The elementwise rule over `count` elements of output `output` of `expected`, from element
+/// `offset`; `got` holds those elements (e.g. copied back from a device). For spot checks,
+/// which see too few elements for the scale-aware rule.
+std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
+                                     const void* got, const TensorDesc& desc, double atol, double rtol);
 
 /// The first input whose bytes differ from the pristine copy, if any.
 std::optional<Mismatch> find_modified_input(const TensorSet& pristine, const TensorSet& now,

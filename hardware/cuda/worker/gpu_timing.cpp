@@ -131,44 +131,7 @@ json side_counters(const Side& s, const char* name) {
           {std::string("rse_") + name, TimingStats::from_samples(s.samples).rse_median}};
 }
 
-template <class T>
-bool element_ok(T e, T g, double atol, double rtol) {
-  if (std::isnan(e)) return std::isnan(g);
-  if (std::isinf(e)) return g == e;
-  if (!std::isfinite(g)) return false;
-  return std::fabs(static_cast<double>(g) - static_cast<double>(e)) <= atol + rtol * std::fabs(static_cast<double>(e));
-}
-
-template <class T>
-std::optional<Mismatch> compare_typed(const T* expected, const T* got, int64_t offset, int64_t count,
-                                      const TensorDesc& desc, double atol, double rtol) {
-  for (int64_t k = 0; k < count; ++k) {
-    if (element_ok(expected[k], got[k], atol, rtol)) continue;
-    Mismatch m;
-    const bool unwritten = std::isnan(got[k]) && !std::isnan(expected[k]);
-    m.message = fmt::format("output '{}' element {}: expected {}, got {}{}", desc.name, offset + k,
-                            static_cast<double>(expected[k]), static_cast<double>(got[k]),
-                            unwritten ? " (not written: still the poison NaN?)" : "");
-    m.details = {{"output", desc.name},
-                 {"first_bad_index", offset + k},
-                 {"expected", json_number(static_cast<double>(expected[k]))},
-                 {"got", json_number(static_cast<double>(got[k]))},
-                 {"rule", unwritten ? "unwritten" : "allclose"}};
-    return m;
-  }
-  return std::nullopt;
-}
-
 }  // namespace
-
-std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
-                                     const void* got, const TensorDesc& desc, double atol, double rtol) {
-  if (desc.dtype == KMCTS_F64)
-    return compare_typed(reinterpret_cast<const double*>(expected.data(output)) + offset, static_cast<const double*>(got),
-                         offset, count, desc, atol, rtol);
-  return compare_typed(reinterpret_cast<const float*>(expected.data(output)) + offset, static_cast<const float*>(got),
-                       offset, count, desc, atol, rtol);
-}
 
 GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job& job, L2Flusher& flusher,
                           const SmClock& clock) {

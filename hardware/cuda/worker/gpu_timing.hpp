@@ -38,9 +38,4 @@ struct GpuTimingOutcome {
 GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job& job, L2Flusher& flusher,
                           const SmClock& clock);
 
-/// Elementwise rule of compare_outputs (NaN and Inf parity, |got - exp| <= atol + rtol |exp|)
-/// on `count` elements of output `output` from `offset`; `got` holds those elements.
-std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
-                                     const void* got, const TensorDesc& desc, double atol, double rtol);
-
 }  // namespace kmcts::worker
