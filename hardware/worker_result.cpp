@@ -1,5 +1,7 @@
 #include "hardware/worker_result.hpp"
 
+#include "core/text.hpp"
+
 #include <signal.h>
 #include <stdlib.h>
 
@@ -84,6 +86,10 @@ EvalResult result_from_worker(const SandboxResult& run, double timeout_s, const 
   json reply = json::parse(text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1), nullptr,
                            /*allow_exceptions=*/false);
   if (reply.is_discarded() || !reply.is_object() || !reply.contains("verdict")) {
+    // The dynamic loader's failure (exit 127, e.g. no libcuda.so.1 on a machine without a
+    // GPU driver): the machine's fault, not the candidate's.
+    if (run.exit_code == 127 && log.find("error while loading shared libraries") != std::string::npos)
+      return failed_result(Verdict::infra_error, fmt::format("the {} cannot start: {}", worker, first_line(log)), log);
     EvalResult r = failed_result(Verdict::crash,
                            run.exit_code == 0 ? "crash: the worker exited without a result (did the kernel call exit()?)"
                                               : fmt::format("crash: the worker exited with code {}", run.exit_code),

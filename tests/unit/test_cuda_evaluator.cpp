@@ -252,6 +252,12 @@ TEST_CASE("cuda worker answers: rejected, crash and the parent's own observation
                                            {"message", "crash: CUDA error in the candidate (timing): an illegal memory access"}}),
                               60, problem, Roofline{}, 1);
   CHECK(r.verdict == Verdict::crash);
+  SandboxResult unstartable;  // no GPU driver on the machine: the loader, not the candidate
+  unstartable.started = true, unstartable.exit_code = 127;
+  unstartable.err = "kmcts-cuda-worker: error while loading shared libraries: libcuda.so.1: cannot open shared object file\n";
+  r = cuda_result_from_worker(unstartable, 5, problem, Roofline{}, 1);
+  CHECK(r.verdict == Verdict::infra_error);
+  CHECK(r.message.find("libcuda.so.1") != std::string::npos);
   SandboxResult hung;
   hung.started = true, hung.timed_out = true;
   CHECK(cuda_result_from_worker(hung, 5, problem, Roofline{}, 1).verdict == Verdict::timeout);
