@@ -1,7 +1,5 @@
 #include "hardware/worker_result.hpp"
 
-#include "core/text.hpp"
-
 #include <signal.h>
 #include <stdlib.h>
 
@@ -12,6 +10,8 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "core/text.hpp"
 
 namespace kmcts {
 
