@@ -25,13 +25,17 @@ constexpr uint64_t string_key(std::string_view s) {
 /// (node id, event id, role). Copying it copies the position.
 class CounterRng {
  public:
-  CounterRng(uint64_t seed, uint64_t key) : base_(mix64(seed ^ mix64(key))) {}
-  uint64_t next() { return mix64(base_ + index_++ * 0x9e3779b97f4a7c15ULL); }
+  // constexpr throughout, so GPU code built with nvcc --expt-relaxed-constexpr draws the
+  // same numbers (the CUDA worker fills its inputs on the device).
+  constexpr CounterRng(uint64_t seed, uint64_t key) : base_(mix64(seed ^ mix64(key))) {}
+  constexpr uint64_t next() { return mix64(base_ + index_++ * 0x9e3779b97f4a7c15ULL); }
   /// Uniform in [0, 1).
-  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+  constexpr double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   /// Uniform integer in [0, n); n > 0.
-  uint64_t below(uint64_t n) { return static_cast<uint64_t>(uniform() * static_cast<double>(n)); }
-  uint64_t draws() const { return index_; }
+  constexpr uint64_t below(uint64_t n) { return static_cast<uint64_t>(uniform() * static_cast<double>(n)); }
+  constexpr uint64_t draws() const { return index_; }
+  /// Moves past `n` draws without making them (draw k of a stream is a function of k).
+  constexpr void skip(uint64_t n) { index_ += n; }
 
  private:
   uint64_t base_;

@@ -9,7 +9,7 @@
 #   protocols - kmcts's protocol against KernelBench's loop on the same kernels, repeated
 # Usage (device tool, carrying the bundle made by `cmake --install build --prefix
 # .device/bundle --strip`): bash bench/measure/h200_validate.sh [SECTION...]
-# Environment: OUT (results), BUDGET (12), AA_PAIRS (50), AA_PROBLEMS, REPEATS (5),
+# Environment: OUT (results), BUDGET (12), SEARCH_PROBLEMS, AA_PAIRS (50), AA_PROBLEMS, REPEATS (5),
 # PROTOCOL_PROBLEMS. Everything written under OUT comes back as one archive.
 set -uo pipefail
 B=${KMCTS_BUNDLE:-.device/bundle}
@@ -26,7 +26,7 @@ for section in "${sections[@]}"; do
   echo "== $section $(stamp)"
   case $section in
     searches)
-      for p in silu_mul softmax layernorm colsum matmul; do
+      for p in ${SEARCH_PROBLEMS:-silu_mul softmax layernorm colsum matmul}; do
         t0=$SECONDS
         "$KM" run problems/cuda/$p --budget "${BUDGET:-12}" --workers 4 --out "$OUT/runs/$p" "${CACHE[@]}" --quiet \
           > "$OUT/search_$p.log" 2>&1

@@ -36,9 +36,6 @@ KMCTS_OPTION("evaluator.cuda.worker", String, "", std::nullopt, std::nullopt,
              "Path of kmcts-cuda-worker; empty = next to the running executable")
 KMCTS_OPTION("evaluator.cuda.flush_mb", Int, 0, 0.0, 65536.0,
              "L2 flush written before every timed sample, MiB; 0 = max(2 x the GPU's L2, 128 MiB)")
-KMCTS_OPTION("evaluator.cuda.spot_elements", Int, 256, 0.0, 1e7,
-             "Output elements (per output, at a random offset) checked against the reference after every timed "
-             "candidate call: catches kernels that skip work once correctness has passed (0 = off)")
 KMCTS_OPTION("evaluator.cuda.min_clock_ratio", Double, 0.9, 0.0, 1.0,
              "Timed samples taken while the SM clock is under this fraction of the highest clock seen in the run "
              "are dropped and counted (0 = keep all)")
@@ -108,7 +105,6 @@ CudaEvaluatorSettings CudaEvaluatorSettings::from_config(const Config& c) {
   s.gpus = parse_gpu_list(c.get_string("evaluator.cuda.gpus"), "evaluator.cuda.gpus");
   s.worker = c.get_string("evaluator.cuda.worker");
   s.flush_mb = c.get_int("evaluator.cuda.flush_mb");
-  s.spot_elements = static_cast<int>(c.get_int("evaluator.cuda.spot_elements"));
   s.min_clock_ratio = c.get_double("evaluator.cuda.min_clock_ratio");
   s.event_samples = static_cast<int>(c.get_int("evaluator.cuda.event_samples"));
   s.protocol = c.get_string("evaluator.cuda.protocol");
@@ -174,7 +170,6 @@ json CudaEvaluator::job_json(const std::string& reference_so, const std::string&
   json job = worker_job_json(problem_, settings_, reference_so, candidate_so);
   job["cuda"] = {{"device", device},
                  {"flush_bytes", static_cast<uint64_t>(settings_.flush_mb) << 20},
-                 {"spot_elements", settings_.spot_elements},
                  {"min_clock_ratio", settings_.min_clock_ratio},
                  {"event_samples", settings_.event_samples},
                  {"short_kernel_ns", kShortKernelNs},

@@ -27,7 +27,6 @@ struct CudaEvaluatorSettings : MeasureSettings {
   std::vector<int> gpus;     // empty = every GPU the probe sees
   std::string worker;        // "" = next to this executable
   int64_t flush_mb = 0;      // 0 = max(2 x L2, 128 MiB)
-  int spot_elements = 256;
   double min_clock_ratio = 0.9;
   int event_samples = 10;
   std::string protocol = "kmcts";  // or "kernelbench" (comparisons only)

@@ -17,6 +17,11 @@ class ResultChannel {
   ResultChannel();
   /// Writes `result` as one line on the private stdout.
   void send(const nlohmann::json& result) const;
+  /// send(), then ends the process at once with `code` (std::_Exit): threads the candidate
+  /// left running die with it instead of racing the teardown of the CUDA runtime or of
+  /// static objects (a detached thread launching into a dead runtime segfaults, which would
+  /// turn a reported verdict into a crash).
+  [[noreturn]] void send_and_exit(const nlohmann::json& result, int code) const;
 
  private:
   int fd_;

@@ -11,19 +11,15 @@
 #include <fmt/format.h>
 
 #include "core/rng.hpp"
+#include "hardware/worker/compare_rule.hpp"
+#include "hardware/worker/distributions.hpp"
 
 namespace kmcts::worker {
 namespace {
 
-// Elements per independent random stream when filling inputs (see fill_inputs).
-constexpr int64_t kFillBlock = 1 << 16;
-
 using nlohmann::json;
 
 constexpr size_t kAlignment = 64;
-// Heavy-tailed draws are clipped here: 30+ standard deviations of outliers, yet sums of
-// millions of them stay far from fp32 overflow.
-constexpr double kHeavyTailClip = 100.0;
 
 size_t element_size(int32_t dtype) { return dtype == KMCTS_F64 ? 8 : 4; }
 
@@ -43,33 +39,13 @@ bool is_poison(const kmcts_tensor& t, int64_t i) {
   return bits == kPoisonF32;
 }
 
-json coordinates(const kmcts_tensor& t, int64_t flat) {
-  std::vector<int64_t> coords(static_cast<size_t>(t.ndim));
-  for (int d = t.ndim - 1; d >= 0; --d) {
-    coords[static_cast<size_t>(d)] = flat % t.shape[d];
-    flat /= t.shape[d];
+json coordinates(const std::vector<int64_t>& shape, int64_t flat) {
+  std::vector<int64_t> coords(shape.size());
+  for (size_t d = shape.size(); d-- > 0;) {
+    coords[d] = flat % shape[d];
+    flat /= shape[d];
   }
   return coords;
-}
-
-double standard_normal(CounterRng& rng) {
-  // Box-Muller; 1 - u keeps the logarithm's argument in (0, 1].
-  double u1 = 1.0 - rng.uniform(), u2 = rng.uniform();
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
-
-double draw(const std::string& distribution, CounterRng& rng) {
-  if (distribution == "normal") return standard_normal(rng);
-  // Strictly negative and bounded away from zero, so abs/relu/sign mistakes show.
-  if (distribution == "negative") return -(0.5 + 1.5 * rng.uniform());
-  if (distribution == "heavy_tailed") {
-    // Student-t with 3 degrees of freedom: finite variance but polynomial tails.
-    double z = standard_normal(rng);
-    double chi2 = 0;
-    for (int k = 0; k < 3; ++k) chi2 += std::pow(standard_normal(rng), 2);
-    return std::clamp(z / std::sqrt(chi2 / 3.0 + 1e-300), -kHeavyTailClip, kHeavyTailClip);
-  }
-  return rng.uniform();  // "uniform": [0, 1)
 }
 
 std::string describe(double x) { return fmt::format("{:.9g}", x); }
@@ -104,28 +80,38 @@ const std::string& distribution_for(const TensorDesc& input, int round) {
   return input.distributions[static_cast<size_t>(round) % input.distributions.size()];
 }
 
+uint64_t fill_key(uint64_t stream, int round, size_t input) {
+  return mix64(stream ^ mix64(static_cast<uint64_t>(round) * 1000003u + input));
+}
+
+Distribution fill_distribution(const TensorDesc& input, int round) {
+  const std::string& name = distribution_for(input, round);
+  if (auto d = parse_distribution(name)) return *d;
+  throw std::invalid_argument("input '" + input.name + "': unknown distribution '" + name + "'");
+}
+
 void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64_t seed, uint64_t stream, int round) {
-  // Blocks of kFillBlock elements, each with its own counter stream, so large tensors fill
-  // on every core with the same values whatever the thread count; block 0 keeps the key a
-  // whole tensor had before blocks existed, so small tensors' inputs did not change.
+  // Blocks of kFillBlock elements, each with its own counter stream (distributions.hpp), so
+  // large tensors fill on every core with the same values whatever the thread count.
   struct Job {
     const kmcts_tensor* view;
-    const std::string* distribution;
+    Distribution distribution;
     uint64_t key;
     int64_t block;
   };
   std::vector<Job> jobs;
   for (size_t i = 0; i < descs.size(); ++i) {
-    const uint64_t key = mix64(stream ^ mix64(static_cast<uint64_t>(round) * 1000003u + i));
     const kmcts_tensor& v = inputs.view(i);
-    for (int64_t b = 0; b * kFillBlock < v.numel; ++b) jobs.push_back({&v, &distribution_for(descs[i], round), key, b});
+    const Distribution d = fill_distribution(descs[i], round);
+    for (int64_t b = 0; b * kFillBlock < v.numel; ++b) jobs.push_back({&v, d, fill_key(stream, round, i), b});
   }
   auto fill_block = [seed](const Job& job) {
+    // Sequential draws within a block: the same values as fill_value(), element by element.
     CounterRng rng(seed, job.block == 0 ? job.key : mix64(job.key ^ mix64(static_cast<uint64_t>(job.block))));
     const kmcts_tensor& v = *job.view;
     const int64_t end = std::min(v.numel, (job.block + 1) * kFillBlock);
     for (int64_t k = job.block * kFillBlock; k < end; ++k) {
-      double x = draw(*job.distribution, rng);
+      const double x = draw(job.distribution, rng);
       if (v.dtype == KMCTS_F64)
         static_cast<double*>(v.data)[k] = x;
       else
@@ -156,35 +142,40 @@ void poison(TensorSet& outputs) {
   }
 }
 
-bool element_matches(double x, double y, double atol, double rtol) {
-  if (std::isnan(x)) return std::isnan(y);
-  if (std::isinf(x)) return y == x;
-  if (!std::isfinite(y)) return false;
-  return std::fabs(y - x) <= atol + rtol * std::fabs(x);
-}
-
-std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
-                                     const void* got, const TensorDesc& desc, double atol, double rtol) {
-  const bool f64 = desc.dtype == KMCTS_F64;
-  auto at = [f64](const void* base, int64_t k) {
-    return f64 ? static_cast<const double*>(base)[k] : static_cast<double>(static_cast<const float*>(base)[k]);
-  };
-  const std::byte* want = expected.data(output) + static_cast<size_t>(offset) * element_size(desc.dtype);
-  for (int64_t k = 0; k < count; ++k) {
-    const double x = at(want, k), y = at(got, k);
-    if (element_matches(x, y, atol, rtol)) continue;
-    const bool unwritten = std::isnan(y) && !std::isnan(x);
-    Mismatch m;
-    m.message = fmt::format("output '{}' element {}: expected {}, got {}{}", desc.name, offset + k, x, y,
-                            unwritten ? " (not written: still the poison NaN?)" : "");
-    m.details = {{"output", desc.name},
-                 {"first_bad_index", offset + k},
-                 {"expected", json_number(x)},
-                 {"got", json_number(y)},
-                 {"rule", unwritten ? "unwritten" : "allclose"}};
-    return m;
+std::optional<Mismatch> output_mismatch(const TensorDesc& desc, const OutputSummary& summary, double expected,
+                                        double got, bool got_poison, double atol, double rtol) {
+  const int64_t bad = summary.failing_index(atol, rtol);
+  if (bad < 0) return std::nullopt;
+  const double x = expected, y = got;
+  const bool scale_rule = summary.first_bad < 0;
+  const std::string rule = scale_rule ? "scale" : std::isfinite(x) && std::isfinite(y) ? "allclose" : "nonfinite";
+  Mismatch m;
+  m.details = {{"output", desc.name},
+               {"first_bad_index", bad},
+               {"first_bad_coords", coordinates(desc.shape, bad)},
+               {"expected", json_number(x)},
+               {"got", json_number(y)},
+               {"max_abs_err", summary.max_abs},
+               {"max_rel_err", summary.max_rel},
+               {"rule", rule},
+               {"atol", atol},
+               {"rtol", rtol},
+               {"unwritten_elements", summary.unwritten}};
+  if (scale_rule) {
+    const double allowed = std::max(atol, rtol) * summary.scale;
+    m.details["max_abs_ref"] = summary.scale;
+    m.message = fmt::format(
+        "output '{}': max |error| {} exceeds {} x max |reference| = {} (worst at element {}: expected {}, got {})",
+        desc.name, describe(summary.max_abs), describe(std::max(atol, rtol)), describe(allowed), bad, describe(x),
+        describe(y));
+  } else if (got_poison && !std::isnan(x)) {
+    m.message = fmt::format("output '{}' element {} was never written (NaN poison left; {} of {} elements unwritten)",
+                            desc.name, bad, summary.unwritten, desc.numel);
+  } else {
+    m.message = fmt::format("output '{}' element {}: expected {}, got {} (max abs err {}, max rel err {})", desc.name,
+                            bad, describe(x), describe(y), describe(summary.max_abs), describe(summary.max_rel));
   }
-  return std::nullopt;
+  return m;
 }
 
 std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorSet& got,
@@ -192,55 +183,26 @@ std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorS
   for (size_t o = 0; o < descs.size(); ++o) {
     const kmcts_tensor& e = expected.view(o);
     const kmcts_tensor& g = got.view(o);
-    int64_t first_bad = -1, unwritten = 0, worst = -1;
-    std::string rule;
-    double max_abs = 0, max_rel = 0, scale = 0;
-    for (int64_t i = 0; i < e.numel; ++i) {
-      double x = element(e, i), y = element(g, i);
-      if (std::isnan(y) && is_poison(g, i) && !std::isnan(x)) ++unwritten;
-      const bool bad = !element_matches(x, y, atol, rtol);
-      if (std::isfinite(x) && std::isfinite(y)) {
-        double diff = std::fabs(y - x);
-        scale = std::max(scale, std::fabs(x));
-        if (diff > max_abs) max_abs = diff, worst = i;
-        if (x != 0) max_rel = std::max(max_rel, diff / std::fabs(x));
-      }
-      if (bad && first_bad < 0) first_bad = i, rule = std::isfinite(x) && std::isfinite(y) ? "allclose" : "nonfinite";
-    }
-    const double allowed = std::max(atol, rtol) * scale;
-    if (first_bad < 0 && max_abs > allowed) first_bad = worst, rule = "scale";
-    if (first_bad < 0) continue;
-
-    double x = element(e, first_bad), y = element(g, first_bad);
-    Mismatch m;
-    m.details = {{"output", descs[o].name},
-                 {"first_bad_index", first_bad},
-                 {"first_bad_coords", coordinates(e, first_bad)},
-                 {"expected", json_number(x)},
-                 {"got", json_number(y)},
-                 {"max_abs_err", max_abs},
-                 {"max_rel_err", max_rel},
-                 {"rule", rule},
-                 {"atol", atol},
-                 {"rtol", rtol},
-                 {"unwritten_elements", unwritten}};
-    if (rule == "scale") {
-      m.details["max_abs_ref"] = scale;
-      m.message = fmt::format(
-          "output '{}': max |error| {} exceeds {} x max |reference| = {} (worst at element {}: expected {}, got {})",
-          descs[o].name, describe(max_abs), describe(std::max(atol, rtol)), describe(allowed), first_bad,
-          describe(x), describe(y));
-    } else if (is_poison(g, first_bad) && !std::isnan(x)) {
-      m.message = fmt::format("output '{}' element {} was never written (NaN poison left; {} of {} elements unwritten)",
-                              descs[o].name, first_bad, unwritten, e.numel);
-    } else {
-      m.message = fmt::format("output '{}' element {}: expected {}, got {} (max abs err {}, max rel err {})",
-                              descs[o].name, first_bad, describe(x), describe(y), describe(max_abs),
-                              describe(max_rel));
-    }
-    return m;
+    OutputSummary summary;
+    for (int64_t i = 0; i < e.numel; ++i) summary.add(i, element(e, i), element(g, i), is_poison(g, i), atol, rtol);
+    const int64_t bad = summary.failing_index(atol, rtol);
+    if (bad < 0) continue;
+    return output_mismatch(descs[o], summary, element(e, bad), element(g, bad), is_poison(g, bad), atol, rtol);
   }
   return std::nullopt;
+}
+
+Mismatch modified_input_mismatch(const TensorDesc& desc, int64_t first, double before, double after) {
+  Mismatch m;
+  m.message = fmt::format("input '{}' was modified by the candidate (element {}: {} became {}); inputs are read-only",
+                          desc.name, first, describe(before), describe(after));
+  m.details = {{"input", desc.name},
+               {"first_bad_index", first},
+               {"first_bad_coords", coordinates(desc.shape, first)},
+               {"expected", json_number(before)},
+               {"got", json_number(after)},
+               {"rule", "input_modified"}};
+  return m;
 }
 
 std::optional<Mismatch> find_modified_input(const TensorSet& pristine, const TensorSet& now,
@@ -252,17 +214,7 @@ std::optional<Mismatch> find_modified_input(const TensorSet& pristine, const Ten
     while (std::memcmp(pristine.data(i) + static_cast<size_t>(first) * width,
                        now.data(i) + static_cast<size_t>(first) * width, width) == 0)
       ++first;
-    double before = element(pristine.view(i), first), after = element(now.view(i), first);
-    Mismatch m;
-    m.message = fmt::format("input '{}' was modified by the candidate (element {}: {} became {}); inputs are read-only",
-                            descs[i].name, first, describe(before), describe(after));
-    m.details = {{"input", descs[i].name},
-                 {"first_bad_index", first},
-                 {"first_bad_coords", coordinates(pristine.view(i), first)},
-                 {"expected", json_number(before)},
-                 {"got", json_number(after)},
-                 {"rule", "input_modified"}};
-    return m;
+    return modified_input_mismatch(descs[i], first, element(pristine.view(i), first), element(now.view(i), first));
   }
   return std::nullopt;
 }

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.hpp"
+#include "hardware/worker/compare_rule.hpp"
+#include "hardware/worker/distributions.hpp"
 #include "hardware/worker/job.hpp"
 #include "kmcts_cpu.h"
 
@@ -47,13 +49,16 @@ inline const uint64_t kFreshStream = string_key("fresh-inputs-same-buffers");
 /// Which distribution input `input` uses in trial (or input set) `round`: they cycle.
 const std::string& distribution_for(const TensorDesc& input, int round);
 
+/// The counter key of input `input` in a fill for (stream, round): fill_value(d, seed, key, k)
+/// (distributions.hpp) is its element k.
+uint64_t fill_key(uint64_t stream, int round, size_t input);
+
+/// The distribution input `input` draws from in `round`; throws std::invalid_argument on a
+/// name distributions.hpp does not know.
+Distribution fill_distribution(const TensorDesc& input, int round);
+
 /// Fills every input with fresh draws; a pure function of (seed, stream, round).
 void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64_t seed, uint64_t stream, int round);
-
-/// The poison NaNs: quiet NaNs with a payload a computation is unlikely to produce, so a
-/// report can say "not written" rather than "computed NaN". Device poisoning uses them too.
-inline constexpr uint32_t kPoisonF32 = 0x7fc0deadu;
-inline constexpr uint64_t kPoisonF64 = 0x7ff800000000deadull;
 
 /// Writes the poison NaN into every output element.
 void poison(TensorSet& outputs);
@@ -64,24 +69,17 @@ struct Mismatch {
   nlohmann::json details;
 };
 
-/// Compares got with expected, output by output. The rule (fp32/fp64 alike):
-///  1. expected NaN needs got NaN; expected +-Inf needs the same Inf; otherwise got must be finite;
-///  2. elementwise allclose: |got - exp| <= atol + rtol * |exp|;
-///  3. scale-aware: max |got - exp| <= max(atol, rtol) * max |exp| over finite expected
-///     elements, so an output whose values are all far below atol cannot pass as zeros
-///     (all-zero expected outputs must then be matched exactly).
+/// Compares got with expected, output by output, by the rule of compare_rule.hpp.
 std::optional<Mismatch> compare_outputs(const TensorSet& expected, const TensorSet& got,
                                         const std::vector<TensorDesc>& descs, double atol, double rtol);
 
-/// compare_outputs' elementwise rule (1 and 2 below): NaN and Inf parity, else a finite `got`
-/// with |got - expected| <= atol + rtol * |expected|.
-bool element_matches(double expected, double got, double atol, double rtol);
+/// The verdict on one output from its summary (compare_rule.hpp), wherever it was computed;
+/// `expected`, `got` and `got_poison` describe the element summary.failing_index() names.
+std::optional<Mismatch> output_mismatch(const TensorDesc& desc, const OutputSummary& summary, double expected,
+                                        double got, bool got_poison, double atol, double rtol);
 
-/// The elementwise rule over `count` elements of output `output` of `expected`, from element
-/// `offset`; `got` holds those elements (e.g. copied back from a device). For spot checks,
-/// which see too few elements for the scale-aware rule.
-std::optional<Mismatch> compare_span(const TensorSet& expected, size_t output, int64_t offset, int64_t count,
-                                     const void* got, const TensorDesc& desc, double atol, double rtol);
+/// The report of input `desc` modified at element `first` (`before` became `after`).
+Mismatch modified_input_mismatch(const TensorDesc& desc, int64_t first, double before, double after);
 
 /// The first input whose bytes differ from the pristine copy, if any.
 std::optional<Mismatch> find_modified_input(const TensorSet& pristine, const TensorSet& now,

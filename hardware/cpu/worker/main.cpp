@@ -154,6 +154,5 @@ int main(int argc, char** argv) {
       result = verdict("infra_error", std::string("worker: ") + e.what());
     }
   }
-  channel.send(result);
-  return argc == 2 ? 0 : 2;
+  channel.send_and_exit(result, argc == 2 ? 0 : 2);
 }

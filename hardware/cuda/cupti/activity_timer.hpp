@@ -40,9 +40,16 @@ class ActivityTimer {
   ActivitySample measure(const std::function<void()>& launch);
   /// CUPTI's id of a stream of the current context, as the records report it.
   static uint32_t stream_id(void* cuda_stream);
+  /// Kernels on stream `stream_id` whose names contain `marker` are the caller's own (the
+  /// worker's GPU checks): neither timed nor counted as stray.
+  void exempt(uint32_t stream_id, std::string marker);
   /// Tracing off (for the CUDA-event cross-check, which tracing would slow) and back on.
   void pause();
   void resume();
+
+ private:
+  uint32_t exempt_stream_ = 0;
+  std::string exempt_marker_;
 };
 
 }  // namespace kmcts::cuda

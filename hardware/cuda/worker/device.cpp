@@ -37,23 +37,9 @@ DeviceTensors::DeviceTensors(DeviceTensors&& other) noexcept
   other.buffers_.clear();
 }
 
-void DeviceTensors::upload(const TensorSet& host) {
-  for (size_t i = 0; i < buffers_.size(); ++i)
-    cuda_check(cudaMemcpy(buffers_[i], host.data(i), bytes_[i], cudaMemcpyHostToDevice), "upload");
-}
-
-void DeviceTensors::download(TensorSet& host) const {
-  for (size_t i = 0; i < buffers_.size(); ++i)
-    cuda_check(cudaMemcpy(host.data(i), buffers_[i], bytes_[i], cudaMemcpyDeviceToHost), "download");
-}
-
 void DeviceTensors::copy_from(const DeviceTensors& other, cudaStream_t stream) {
   for (size_t i = 0; i < buffers_.size(); ++i)
     cuda_check(cudaMemcpyAsync(buffers_[i], other.buffers_[i], bytes_[i], cudaMemcpyDeviceToDevice, stream), "copy");
-}
-
-void DeviceTensors::poison(cudaStream_t stream) {
-  for (size_t i = 0; i < buffers_.size(); ++i) cuda_check(cudaMemsetAsync(buffers_[i], 0xFF, bytes_[i], stream), "poison");
 }
 
 size_t DeviceTensors::element_bytes(size_t i) const { return views_[i].dtype == KMCTS_F64 ? 8 : 4; }
@@ -62,7 +48,7 @@ void DeviceTensors::read_elements(size_t i, int64_t offset, int64_t count, void*
   const size_t width = element_bytes(i);
   cuda_check(cudaMemcpy(out, static_cast<const char*>(buffers_[i]) + static_cast<size_t>(offset) * width,
                         static_cast<size_t>(count) * width, cudaMemcpyDeviceToHost),
-             "spot-check copy");
+             "reading an element");
 }
 
 L2Flusher::L2Flusher(int device, size_t bytes) {

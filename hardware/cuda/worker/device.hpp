@@ -23,7 +23,7 @@ struct CudaFault : std::runtime_error {
 /// Throws CudaFault "what: CUDA's message" unless `e` is cudaSuccess.
 void cuda_check(cudaError_t e, const std::string& what);
 
-/// Device buffers mirroring a host TensorSet (same descriptors), with views whose data
+/// Device buffers for a call's tensors (the job's descriptors), with views whose data
 /// pointers are device pointers: what kernels receive.
 class DeviceTensors {
  public:
@@ -34,13 +34,11 @@ class DeviceTensors {
   DeviceTensors(DeviceTensors&& other) noexcept;
 
   kmcts_tensor* views() { return views_.data(); }
+  void* data(size_t i) { return buffers_[i]; }
+  const void* data(size_t i) const { return buffers_[i]; }
   int32_t count() const { return static_cast<int32_t>(buffers_.size()); }
-  void upload(const TensorSet& host);          // synchronous
-  void download(TensorSet& host) const;        // synchronous
   /// Device-to-device copy from a set with the same descriptors, enqueued on `stream`.
   void copy_from(const DeviceTensors& other, cudaStream_t stream);
-  /// Every byte 0xFF: a NaN in every f32/f64 element, enqueued on `stream`.
-  void poison(cudaStream_t stream);
   /// Copies `count` elements of tensor `i` from element `offset` to `out` (synchronous).
   void read_elements(size_t i, int64_t offset, int64_t count, void* out) const;
   size_t bytes(size_t i) const { return bytes_[i]; }

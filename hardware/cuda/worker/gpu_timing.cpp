@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -20,7 +21,6 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 constexpr int kBlockSamples = 4;  // as the cpu worker: short blocks, not a strict ping-pong
-const uint64_t kSpotStream = string_key("spot-check");
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -37,8 +37,13 @@ struct Side {
   int kernels_per_call = 0, memcpys_per_call = 0, memsets_per_call = 0;  // of the last sample
   std::map<int, int> kernel_counts;  // kernels per timed sample -> samples (usually one entry)
   std::set<uint32_t> streams;        // every stream the timed samples' work ran on
+  // Per kept sample, aligned with `samples`: its kernel count, and which stream set it ran on
+  // (an index into stream_sets; one set in an honest run).
+  std::vector<int> sample_kernels;
+  std::vector<int> sample_stream_set;
+  std::vector<std::set<uint32_t>> stream_sets;
   double window_overhead_ns = 0;  // window minus union, summed (launch + synchronisation)
-  DeviceTensors& outputs(GpuSet& set) const { return candidate ? set.candidate_out : set.reference_out; }
+
 };
 
 struct Loop {
@@ -64,7 +69,7 @@ struct Loop {
     const auto start = Clock::now();
     while (side.warmup_calls < job.timing.warmup_calls || ms_since(start) < job.timing.warmup_ms) {
       GpuSet& set = sets[static_cast<size_t>(side.warmup_calls++) % sets.size()];
-      session.call(side.candidate, set.inputs, side.outputs(set), "warmup");
+      session.call(side.candidate, set.inputs, set.outputs, "warmup");
       clock_ok();
     }
   }
@@ -72,8 +77,8 @@ struct Loop {
   std::optional<Mismatch> sample(Side& side) {
     const size_t set_index = static_cast<size_t>(side.calls++) % sets.size();
     GpuSet& set = sets[set_index];
-    DeviceTensors& out = side.outputs(set);
-    out.poison(session.stream());
+    DeviceTensors& out = set.outputs;
+    session.checks().poison(out);
     flusher.flush(session.stream());
     const cuda::ActivitySample s = session.call(side.candidate, set.inputs, out, "timing");
     side.kernels_per_call = s.kernels, side.memcpys_per_call = s.memcpys, side.memsets_per_call = s.memsets;
@@ -83,29 +88,25 @@ struct Loop {
       side.samples.push_back(static_cast<double>(s.union_ns));
       side.kernel_ms += static_cast<double>(s.union_ns) * 1e-6;
       side.window_overhead_ns += static_cast<double>(s.window_ns) - static_cast<double>(s.union_ns);
+      side.sample_kernels.push_back(s.kernels);
+      auto known = std::find(side.stream_sets.begin(), side.stream_sets.end(), s.streams);
+      if (known == side.stream_sets.end()) known = side.stream_sets.insert(known, s.streams);
+      side.sample_stream_set.push_back(static_cast<int>(known - side.stream_sets.begin()));
     } else {
       side.dropped_low_clock++;
     }
-    return side.candidate ? spot_check(set, set_index, side.calls) : std::nullopt;
+    return check_timed_call(side, set, set_index);
   }
 
-  /// A random span of every output of this timed call against the reference's outputs.
-  std::optional<Mismatch> spot_check(GpuSet& set, size_t set_index, int call) {
-    const int64_t want = session.plan().spot_elements;
-    if (want == 0) return std::nullopt;
-    CounterRng rng(job.input_seed, kSpotStream + static_cast<uint64_t>(call));
-    for (size_t i = 0; i < job.outputs.size(); ++i) {
-      const TensorDesc& desc = job.outputs[i];
-      const int64_t count = std::min<int64_t>(want, desc.numel);
-      const int64_t offset = static_cast<int64_t>(rng.below(static_cast<uint64_t>(desc.numel - count + 1)));
-      std::vector<std::byte> got(static_cast<size_t>(count) * set.candidate_out.element_bytes(i));
-      set.candidate_out.read_elements(i, offset, count, got.data());
-      if (auto m = compare_span(set.expected, i, offset, count, got.data(), desc, job.atol, job.rtol)) {
-        m->message = fmt::format("during timing (call {} on input set {}): {}", call, set_index, m->message);
-        return m;
-      }
-    }
-    return std::nullopt;
+  /// Every output of this timed call against the reference's first outputs on the same
+  /// inputs. The reference's calls are checked too, so that both kernels' samples follow the
+  /// same work; a reference whose timed outputs drift is an infra error (thrown).
+  std::optional<Mismatch> check_timed_call(const Side& side, GpuSet& set, size_t set_index) {
+    auto m = session.checks().compare(set.expected, set.outputs, job.outputs, job.atol, job.rtol);
+    if (!m) return std::nullopt;
+    m->message = fmt::format("during timing (call {} on input set {}): {}", side.calls, set_index, m->message);
+    if (!side.candidate) throw std::runtime_error("the reference's outputs changed between calls, " + m->message);
+    return m;
   }
 };
 
@@ -127,6 +128,9 @@ json side_counters(const Side& s, const char* name) {
           {std::string("memsets_per_call_") + name, s.memsets_per_call},
           {std::string("kernel_count_histogram_") + name, histogram(s.kernel_counts)},
           {std::string("streams_") + name, s.streams},
+          {std::string("sample_kernels_") + name, s.sample_kernels},
+          {std::string("sample_stream_set_") + name, s.sample_stream_set},
+          {std::string("stream_sets_") + name, s.stream_sets},
           {std::string("window_overhead_ns_") + name, s.window_overhead_ns / n},
           {std::string("rse_") + name, TimingStats::from_samples(s.samples).rse_median}};
 }
@@ -149,10 +153,10 @@ GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job
     if (blocks % 2 == 1) std::swap(order[0], order[1]);
     for (Side* side : order)
       for (int j = 0; j < kBlockSamples && side->calls < job.timing.max_samples * 2; ++j)
-        if ((outcome.spot_failure = loop.sample(*side))) break;
+        if ((outcome.timed_failure = loop.sample(*side))) break;
     ++blocks;
-    if (outcome.spot_failure) {
-      stop_reason = "spot_check_failed";
+    if (outcome.timed_failure) {
+      stop_reason = "timed_call_wrong";
       break;
     }
     // Short kernels need more samples for a stable median (REFERENCE.md: 100 ms under 10 us).

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <new>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -31,16 +32,28 @@ namespace {
 
 using nlohmann::json;
 
-/// Runs the reference on `set`'s inputs (uploaded from its pristine copy) and keeps its
-/// outputs on the host; a reference that modifies its inputs is an infra error.
+/// A T that is never destroyed. The worker's context, stream and device buffers must outlive
+/// the verdict: a candidate may leave a host thread behind that still launches on them, and
+/// freeing them under it crashed the worker (tests/cuda_cheats/host_thread.cu), turning a
+/// wrong answer into a crash. The process ends by std::_Exit right after the verdict is sent
+/// (report.hpp), so nothing is lost.
+template <class T, class... Args>
+T& kept(Args&&... args) {
+  return *new T(std::forward<Args>(args)...);
+}
+
+/// Draws `set`'s inputs for (stream, round) on the GPU into its pristine copy.
+void draw_inputs(Session& s, const Job& job, GpuSet& set, uint64_t stream, int round) {
+  s.checks().fill(set.pristine, job.inputs, job.input_seed, stream, round);
+}
+
+/// Runs the reference on `set`'s inputs (restored from its pristine copy) into set.expected;
+/// a reference that modifies its inputs is an infra error.
 std::optional<json> reference_outputs(Session& s, const Job& job, GpuSet& set) {
-  set.inputs.upload(set.pristine);
-  set.reference_out.poison(s.stream());
-  s.call(false, set.inputs, set.reference_out, "reference");
-  set.reference_out.download(set.expected);
-  TensorSet now(job.inputs);
-  set.inputs.download(now);
-  if (auto m = find_modified_input(set.pristine, now, job.inputs))
+  s.checks().copy(set.inputs, set.pristine);
+  s.checks().poison(set.expected);
+  s.call(false, set.inputs, set.expected, "reference");
+  if (auto m = s.checks().modified_input(set.pristine, set.inputs, job.inputs))
     return verdict("infra_error", "the reference modifies its inputs: " + m->message);
   return std::nullopt;
 }
@@ -48,20 +61,17 @@ std::optional<json> reference_outputs(Session& s, const Job& job, GpuSet& set) {
 /// The candidate on `set`'s inputs (restored from pristine): inputs unmodified and outputs
 /// equal to set.expected, or the mismatch.
 std::optional<Mismatch> check_candidate(Session& s, const Job& job, GpuSet& set, const std::string& phase) {
-  set.inputs.upload(set.pristine);
-  set.candidate_out.poison(s.stream());
-  s.call(true, set.inputs, set.candidate_out, phase);
-  TensorSet now(job.inputs), got(job.outputs);
-  set.inputs.download(now);
-  if (auto m = find_modified_input(set.pristine, now, job.inputs)) return m;
-  set.candidate_out.download(got);
-  return compare_outputs(set.expected, got, job.outputs, job.atol, job.rtol);
+  s.checks().copy(set.inputs, set.pristine);
+  s.checks().poison(set.outputs);
+  s.call(true, set.inputs, set.outputs, phase);
+  if (auto m = s.checks().modified_input(set.pristine, set.inputs, job.inputs)) return m;
+  return s.checks().compare(set.expected, set.outputs, job.outputs, job.atol, job.rtol);
 }
 
 json check_correctness(Session& s, const Job& job) {
-  GpuSet set(job);
+  GpuSet& set = kept<GpuSet>(job);
   for (int trial = 0; trial < job.correctness_trials; ++trial) {
-    fill_inputs(set.pristine, job.inputs, job.input_seed, kCorrectnessStream, trial);
+    draw_inputs(s, job, set, kCorrectnessStream, trial);
     if (auto failure = reference_outputs(s, job, set)) return *failure;
     if (auto m = check_candidate(s, job, set, "correctness"))
       return wrong(*m, "correctness", {{"trial", trial}, {"distribution", distributions_of(job, trial)}});
@@ -69,22 +79,16 @@ json check_correctness(Session& s, const Job& job) {
   return nullptr;
 }
 
-/// After timing: each set's inputs intact and its last timed outputs right; then new values
-/// in the same buffers (catches results cached by input address).
+/// After timing (whose every call's outputs were checked): each set's inputs intact; then new
+/// values in the same buffers (catches results cached by input address).
 json recheck_after_timing(Session& s, const Job& job, std::vector<GpuSet>& sets) {
   for (size_t k = 0; k < sets.size(); ++k) {
     json where = {{"input_set", k}, {"distribution", distributions_of(job, static_cast<int>(k))}};
-    TensorSet now(job.inputs), got(job.outputs);
-    sets[k].inputs.download(now);
-    if (auto m = find_modified_input(sets[k].pristine, now, job.inputs)) return wrong(*m, "timing", where);
-    sets[k].candidate_out.download(got);
-    if (auto m = compare_outputs(sets[k].expected, got, job.outputs, job.atol, job.rtol)) {
-      m->message = "during timing: " + m->message;
+    if (auto m = s.checks().modified_input(sets[k].pristine, sets[k].inputs, job.inputs))
       return wrong(*m, "timing", where);
-    }
   }
   GpuSet& set = sets.front();
-  fill_inputs(set.pristine, job.inputs, job.input_seed, kFreshStream, 0);
+  draw_inputs(s, job, set, kFreshStream, 0);
   if (auto failure = reference_outputs(s, job, set)) return *failure;
   if (auto m = check_candidate(s, job, set, "fresh_inputs")) {
     m->message = "new values in the same input buffers: " + m->message + " (stale or cached output?)";
@@ -101,10 +105,9 @@ json event_cross_check(Session& s, std::vector<GpuSet>& sets, L2Flusher& flusher
   for (int k = 0; k < s.plan().event_samples; ++k) {
     GpuSet& set = sets[static_cast<size_t>(k) % sets.size()];
     for (bool candidate : {false, true}) {
-      DeviceTensors& out = candidate ? set.candidate_out : set.reference_out;
-      out.poison(s.stream());
+      s.checks().poison(set.outputs);
       flusher.flush(s.stream());
-      (candidate ? cand : ref).push_back(s.event_ns(candidate, set.inputs, out));
+      (candidate ? cand : ref).push_back(s.event_ns(candidate, set.inputs, set.outputs));
     }
   }
   if (ref.empty()) return json::object();
@@ -116,7 +119,7 @@ json event_cross_check(Session& s, std::vector<GpuSet>& sets, L2Flusher& flusher
 /// KernelBench's timing loop (REFERENCE.md), for protocol comparisons: no CUPTI, no
 /// interleaving, one kernel after the other.
 std::vector<double> kernelbench_times(Session& s, GpuSet& set, bool candidate, L2Flusher& fill) {
-  DeviceTensors& out = candidate ? set.candidate_out : set.reference_out;
+  DeviceTensors& out = set.outputs;
   for (int w = 0; w < 3; ++w) s.event_ns(candidate, set.inputs, out);
   std::vector<double> times;
   for (int t = 0; t < 101; ++t) {
@@ -142,14 +145,14 @@ json run_job(const std::string& job_path) {
     phases[name] = ms_since(phase_start);
     phase_start = Clock::now();
   };
-  Session session(job, plan);
+  Session& session = kept<Session>(job, plan);
   if (plan.protocol == "profile") {
     // One candidate call on fresh inputs for the profiler; correctness was checked by the
     // measurement this accompanies.
-    GpuSet set(job);
-    fill_inputs(set.pristine, job.inputs, job.input_seed, kTimingStream, 0);
-    set.inputs.upload(set.pristine);
-    session.call(true, set.inputs, set.candidate_out, "profile");
+    GpuSet& set = kept<GpuSet>(job);
+    draw_inputs(session, job, set, kTimingStream, 0);
+    session.checks().copy(set.inputs, set.pristine);
+    session.call(true, set.inputs, set.outputs, "profile");
     return verdict("ok", "profiled");
   }
   L2Flusher flusher(plan.device, plan.flush_bytes);
@@ -161,9 +164,9 @@ json run_job(const std::string& job_path) {
 
   if (plan.protocol == "kernelbench") {
     session.pause_tracing();
-    GpuSet set(job);
-    fill_inputs(set.pristine, job.inputs, job.input_seed, kTimingStream, 0);
-    set.inputs.upload(set.pristine);
+    GpuSet& set = kept<GpuSet>(job);
+    draw_inputs(session, job, set, kTimingStream, 0);
+    session.checks().copy(set.inputs, set.pristine);
     L2Flusher fill(plan.device, size_t{256} << 20);
     json result = verdict("ok", "");
     result["reference_samples_ns"] = kernelbench_times(session, set, false, fill);
@@ -174,18 +177,18 @@ json run_job(const std::string& job_path) {
     return result;
   }
 
-  std::vector<GpuSet> sets;
+  std::vector<GpuSet>& sets = kept<std::vector<GpuSet>>();
   for (int k = 0; k < job.timing.input_sets; ++k) {
     sets.emplace_back(job);
-    fill_inputs(sets.back().pristine, job.inputs, job.input_seed, kTimingStream, k);
+    draw_inputs(session, job, sets.back(), kTimingStream, k);
     if (auto failure = reference_outputs(session, job, sets.back())) return *failure;
-    sets.back().inputs.upload(sets.back().pristine);
+    session.checks().copy(sets.back().inputs, sets.back().pristine);
   }
   phase_done("input_sets_ms");
   GpuTimingOutcome timing = time_gpu(session, sets, job, flusher, clock);
   phase_done("timing_ms");
-  if (timing.spot_failure) {
-    json failure = wrong(*timing.spot_failure, "timing");
+  if (timing.timed_failure) {
+    json failure = wrong(*timing.timed_failure, "timing");
     failure["details"]["counters"] = timing.counters;
     return failure;
   }
@@ -241,6 +244,5 @@ int main(int argc, char** argv) {
       result = verdict("infra_error", std::string("worker: ") + e.what());
     }
   }
-  channel.send(result);
-  return code;
+  channel.send_and_exit(result, code);
 }

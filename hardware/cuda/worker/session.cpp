@@ -1,5 +1,7 @@
 #include "hardware/cuda/worker/session.hpp"
 
+#include "hardware/cuda/worker/gpu_check_kernels.hpp"
+
 #include <dlfcn.h>
 
 #include <cstring>
@@ -45,14 +47,13 @@ CudaPlan CudaPlan::from_json(const nlohmann::json& j) {
   CudaPlan p;
   p.device = j.at("device").get<int>();
   p.flush_bytes = j.at("flush_bytes").get<size_t>();
-  p.spot_elements = j.at("spot_elements").get<int>();
   p.min_clock_ratio = j.at("min_clock_ratio").get<double>();
   p.event_samples = j.at("event_samples").get<int>();
   p.short_kernel_ns = j.at("short_kernel_ns").get<double>();
   p.protocol = j.value("protocol", std::string("kmcts"));
   if (p.protocol != "kmcts" && p.protocol != "kernelbench" && p.protocol != "profile")
     throw std::invalid_argument("unknown protocol " + p.protocol);
-  if (p.device < 0 || p.spot_elements < 0 || p.event_samples < 0 || p.min_clock_ratio < 0 || p.min_clock_ratio > 1)
+  if (p.device < 0 || p.event_samples < 0 || p.min_clock_ratio < 0 || p.min_clock_ratio > 1)
     throw std::invalid_argument("cuda plan out of range");
   return p;
 }
@@ -68,6 +69,8 @@ Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan) {
   // this context, and any call that raises it again is rejected.
   cuda_check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "zeroing the persisting L2 limit");
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  checks_.emplace();
+  if (timer_) timer_->exempt(cuda::ActivityTimer::stream_id(checks_->stream()), kmcts_gpu_checks::kKernelMarker);
   cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
   cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
   reference_ = load(job.reference, false);
@@ -108,6 +111,7 @@ cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTens
   cuda::ActivitySample sample;
   try {
     if (!timer_) {  // the profile protocol: the call alone
+      cuda_check(cudaDeviceSynchronize(), "before the call");
       fn(in.views(), in.count(), out.views(), out.count(), stream_);
       cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       return sample;

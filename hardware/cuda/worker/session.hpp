@@ -13,6 +13,7 @@
 #include "hardware/cuda/audit.hpp"
 #include "hardware/cuda/cupti/activity_timer.hpp"
 #include "hardware/cuda/worker/device.hpp"
+#include "hardware/cuda/worker/gpu_checks.hpp"
 #include "hardware/worker/job.hpp"
 
 namespace kmcts::worker {
@@ -23,7 +24,6 @@ using CudaKernelFn = void (*)(const kmcts_tensor*, int32_t, kmcts_tensor*, int32
 struct CudaPlan {
   int device = 0;
   size_t flush_bytes = 0;       // 0 = max(2 x L2, 128 MiB)
-  int spot_elements = 256;      // per output, checked after every timed candidate call
   double min_clock_ratio = 0.9; // samples under this fraction of the highest SM clock seen are dropped
   int event_samples = 10;       // CUDA-event cross-check samples per kernel (tracing off)
   double short_kernel_ns = 10000;  // kernels faster than this need twice min_time_ms
@@ -67,6 +67,8 @@ class Session {
   double event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out);
 
   cudaStream_t stream() const { return stream_; }
+  /// Fills, poisoning and comparisons on the GPU (their kernels are not the candidate's).
+  GpuChecks& checks() { return *checks_; }
   const CudaPlan& plan() const { return plan_; }
   nlohmann::json device_json() const { return device_; }
   void pause_tracing() {
@@ -80,6 +82,7 @@ class Session {
   CudaPlan plan_;
   cudaStream_t stream_ = nullptr;
   std::optional<cuda::ActivityTimer> timer_;  // absent in the profile protocol
+  std::optional<GpuChecks> checks_;
   CudaKernelFn reference_ = nullptr, candidate_ = nullptr;
   std::optional<cuda::CandidateAudit> audit_;
   std::set<std::string> candidate_kernels_;
