@@ -31,7 +31,13 @@ struct NodeView {
   }
   nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
   std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
-  std::vector<std::string> plan_history;            // plans from the root to this node
+  // Plans from the root to this node, shared with the coordinator (which builds each node's
+  // once); null = none (the seed).
+  std::shared_ptr<const std::vector<std::string>> plans;
+  const std::vector<std::string>& plan_history() const {
+    static const std::vector<std::string> kNone;
+    return plans ? *plans : kNone;
+  }
 };
 
 struct Plan {

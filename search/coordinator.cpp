@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -119,8 +120,10 @@ void Coordinator::State::event(const std::string& kind, nlohmann::json payload) 
   writer.write([e = EventRecord{next_seq(), elapsed(), kind, std::move(payload)}](RunStore& st) { st.append_event(e); });
 }
 
-void Coordinator::State::update_node(const NodeRecord& n) {
-  // Only the fields update_node writes: meta and plan (fixed at add_node) are not copied.
+namespace {
+
+/// Only the fields RunStore::update_node writes: meta and plan (fixed at add_node) are not copied.
+NodeRecord node_stats(const NodeRecord& n) {
   NodeRecord stats;
   stats.id = n.id;
   stats.status = n.status;
@@ -131,24 +134,50 @@ void Coordinator::State::update_node(const NodeRecord& n) {
   stats.visits = n.visits;
   stats.value_sum = n.value_sum;
   stats.debug_attempts = n.debug_attempts;
-  writer.write([stats = std::move(stats)](RunStore& st) { st.update_node(stats); });
+  return stats;
+}
+
+}  // namespace
+
+void Coordinator::State::update_node(const NodeRecord& n) {
+  writer.write([stats = node_stats(n)](RunStore& st) { st.update_node(stats); });
 }
 
 void Coordinator::State::flush(const VariantGraph& g) {
-  for (int n : dirty_nodes) update_node(g.node(n));
-  for (const auto& [parent, child] : dirty_edges)
-    if (const EdgeRecord* e = g.edge(parent, child))
-      writer.write([parent = parent, child = child, visits = e->visits](RunStore& st) { st.update_edge_visits(parent, child, visits); });
-  dirty_nodes.clear();
-  dirty_edges.clear();
+  auto [nodes, edges] = dirty.drain();
+  // One hand-off to the writer for the whole flush, not one per row.
+  std::vector<NodeRecord> stats;
+  stats.reserve(nodes.size());
+  for (int n : nodes) stats.push_back(node_stats(g.node(n)));
+  std::vector<std::tuple<int, int, int>> visits;
+  visits.reserve(edges.size());
+  for (const auto& [parent, child] : edges)
+    if (const EdgeRecord* e = g.edge(parent, child)) visits.emplace_back(parent, child, e->visits);
+  if (!stats.empty() || !visits.empty())
+    writer.write([stats = std::move(stats), visits = std::move(visits)](RunStore& st) {
+      for (const NodeRecord& n : stats) st.update_node(n);
+      for (const auto& [parent, child, count] : visits) st.update_edge_visits(parent, child, count);
+    });
   last_flush = elapsed();
 }
 
 void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
   for (int n = 0; n < g.size(); ++n) {
-    dirty_nodes.insert(n);
-    for (int c : g.children(n)) dirty_edges.insert({n, c});
+    dirty.node(n);
+    for (int c : g.children(n)) dirty.edge(n, c);
   }
+}
+
+std::shared_ptr<const std::vector<std::string>> Coordinator::State::history(const VariantGraph& g, int id) const {
+  // A node's tree path never changes once it exists, so its history is built once.
+  auto& cached = at_node(histories, id);
+  if (!cached) {
+    auto plans = std::make_shared<std::vector<std::string>>();
+    for (int p : g.tree_path(id))
+      if (!g.node(p).plan.empty()) plans->push_back(g.node(p).plan);
+    cached = std::move(plans);
+  }
+  return cached;
 }
 
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
@@ -158,8 +187,7 @@ NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   v.source_text = sources.at(n.hash);
   v.meta = n.meta;
   v.result = result_of(id);
-  for (int p : g.tree_path(id))
-    if (!g.node(p).plan.empty()) v.plan_history.push_back(g.node(p).plan);
+  v.plans = history(g, id);
   return v;
 }
 
@@ -169,7 +197,7 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   v.id = id;
   v.meta = n.meta;
   v.result = result_of(id);
-  if (!n.plan.empty()) v.plan_history.push_back(n.plan);
+  if (!n.plan.empty()) v.plans = history(g, id);  // its back() is the plan that made it
   return v;
 }
 

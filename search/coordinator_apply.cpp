@@ -16,8 +16,8 @@ using State = Coordinator::State;
 void persist_path(State& s, std::vector<int> path, int node) {
   if (path.empty() || path.back() != node) path.push_back(node);
   for (size_t i = 0; i < path.size(); ++i) {
-    s.dirty_nodes.insert(path[i]);
-    if (i > 0) s.dirty_edges.insert({path[i - 1], path[i]});
+    s.dirty.node(path[i]);
+    if (i > 0) s.dirty.edge(path[i - 1], path[i]);
   }
 }
 
@@ -64,7 +64,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   s.agent_stage++;
   s.agent_calls_total++;
   int call = State::at_node(s.agent_calls, sel.node)++;
-  if (sel.kind == Selection::Kind::debug) s.dirty_nodes.insert(sel.node);  // its repair count went up
+  if (sel.kind == Selection::Kind::debug) s.dirty.node(sel.node);  // its repair count went up
   s.event_lazy("select", [trial = sel.trial, debug = sel.kind == Selection::Kind::debug, node = sel.node, path = sel.path] {
     return nlohmann::json{{"trial", trial}, {"kind", debug ? "debug" : "expand"}, {"node", node}, {"path", path}};
   });

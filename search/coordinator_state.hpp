@@ -1,9 +1,12 @@
 #pragma once
 // Internals of the coordinator shared by its two source files (dispatch and apply).
+#include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <unordered_map>
-#include <set>
+#include <unordered_set>
+#include <utility>
 #include <variant>
 
 #include "search/completion_queue.hpp"
@@ -34,6 +37,34 @@ struct EvalDone {
 
 using Completion = std::variant<AgentDone, EvalDone>;
 
+/// Nodes and edges whose statistics changed since the last flush, each kept once: marking is
+/// O(1) (every event marks its whole path, so most marks repeat), draining is in id order.
+class DirtySet {
+ public:
+  void node(int id) {
+    if (node_marked_.size() <= static_cast<size_t>(id)) node_marked_.resize(static_cast<size_t>(id) + 1 + node_marked_.size() / 2);
+    if (!node_marked_[static_cast<size_t>(id)]) node_marked_[static_cast<size_t>(id)] = 1, nodes_.push_back(id);
+  }
+  void edge(int parent, int child) {
+    if (edge_marked_.insert(static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32 | static_cast<uint32_t>(child)).second)
+      edges_.emplace_back(parent, child);
+  }
+  /// The marked ids (sorted), then cleared.
+  std::pair<std::vector<int>, std::vector<std::pair<int, int>>> drain() {
+    for (int id : nodes_) node_marked_[static_cast<size_t>(id)] = 0;
+    edge_marked_.clear();
+    std::sort(nodes_.begin(), nodes_.end());
+    std::sort(edges_.begin(), edges_.end());
+    return {std::exchange(nodes_, {}), std::exchange(edges_, {})};
+  }
+
+ private:
+  std::vector<char> node_marked_;
+  std::vector<int> nodes_;
+  std::unordered_set<uint64_t> edge_marked_;
+  std::vector<std::pair<int, int>> edges_;
+};
+
 }  // namespace kmcts::detail
 
 namespace kmcts {
@@ -63,6 +94,8 @@ struct Coordinator::State {
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
   std::vector<std::deque<Plan>> queued_plans;              // plans proposed for it, not yet used
   std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
+  // Its plan history (root to node), built on first use and shared with every view of it.
+  mutable std::vector<std::shared_ptr<const std::vector<std::string>>> histories;
   template <class T>
   static T& at_node(std::vector<T>& v, int node) {
     if (v.size() <= static_cast<size_t>(node)) v.resize(static_cast<size_t>(node) + 1 + v.size() / 2);
@@ -83,8 +116,7 @@ struct Coordinator::State {
   int best_node = -1;      // the fastest variant measured so far
   std::map<std::string, int> failures_by_verdict;
   // Nodes and edges whose visit statistics changed since the last flush to the store.
-  std::set<int> dirty_nodes;
-  std::set<std::pair<int, int>> dirty_edges;
+  detail::DirtySet dirty;
   double last_flush = 0;
   AgentUsage usage;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -102,6 +134,7 @@ struct Coordinator::State {
       st.append_event(EventRecord{seq, time, kind, make()});
     });
   }
+  std::shared_ptr<const std::vector<std::string>> history(const VariantGraph& g, int id) const;
   NodeView view(const VariantGraph& g, int id) const;
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).

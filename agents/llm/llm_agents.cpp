@@ -59,9 +59,10 @@ std::string describe_result(const NodeView& n) {
 }
 
 std::string describe_history(const NodeView& n) {
-  if (n.plan_history.empty()) return "the seed kernel";
+  const std::vector<std::string>& history = n.plan_history();
+  if (history.empty()) return "the seed kernel";
   std::string out;
-  for (size_t i = 0; i < n.plan_history.size(); ++i) out += fmt::format("{}{}. {}", i ? "; " : "", i + 1, n.plan_history[i]);
+  for (size_t i = 0; i < history.size(); ++i) out += fmt::format("{}{}. {}", i ? "; " : "", i + 1, history[i]);
   return out;
 }
 
@@ -108,7 +109,7 @@ class LlmPlanner final : public Planner {
                                       : "this kernel is the best so far";
     std::string tried;
     for (const auto& t : ctx.tried)
-      tried += fmt::format("- {} -> {}\n", t.plan_history.empty() ? "(unnamed)" : t.plan_history.back(), describe_result(t));
+      tried += fmt::format("- {} -> {}\n", t.plan_history().empty() ? "(unnamed)" : t.plan_history().back(), describe_result(t));
     values["tried"] = tried.empty() ? "none yet" : tried;
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;
