@@ -1,0 +1,63 @@
+"""Torch-free parts of kmcts's KernelBench harness: tolerances by generation, timing
+statistics, speedups and the leaderboard metrics (fast_p, geometric mean). Tested in CI
+(tests/python/test_kb_metrics.py); faithful.py imports it on the GPU machine."""
+
+import math
+
+# KernelBench's allclose tolerance for fp32 problems, by the generation of its harness
+# (REFERENCE.md): today's is 1e-4; the paper-era harness used 1e-2. Recorded in every result.
+TOLERANCES = {"current": 1e-4, "paper": 1e-2}
+
+# fast_p thresholds the leaderboard reports.
+FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+
+
+def tolerance(generation):
+    if generation not in TOLERANCES:
+        raise ValueError(f"unknown tolerance generation '{generation}' (known: {', '.join(TOLERANCES)})")
+    return {"generation": generation, "atol": TOLERANCES[generation], "rtol": TOLERANCES[generation]}
+
+
+def timing_stats(times_ms):
+    """Mean (KernelBench's score), sample standard deviation, min, max, n of timings in ms."""
+    n = len(times_ms)
+    if n == 0:
+        raise ValueError("no timings")
+    mean = sum(times_ms) / n
+    var = sum((t - mean) ** 2 for t in times_ms) / (n - 1) if n > 1 else 0.0
+    return {"mean": mean, "std": math.sqrt(var), "min": min(times_ms), "max": max(times_ms), "n": n}
+
+
+def speedup(reference_ms, candidate_ms):
+    """Reference time over candidate time (both means); None when either is missing."""
+    if not reference_ms or not candidate_ms:
+        return None
+    return reference_ms / candidate_ms
+
+
+def fast_p(results, p):
+    """Fraction of all problems (a missing or failed one counts as not fast) whose candidate is
+    correct and faster than the reference by more than p. `results`: one dict per problem with
+    "correct" (bool) and "speedup" (float or None)."""
+    if not results:
+        return 0.0
+    fast = sum(1 for r in results if r.get("correct") and r.get("speedup") is not None and r["speedup"] > p)
+    return fast / len(results)
+
+
+def geomean_speedup(results):
+    """Geometric mean of the speedups of the correct problems; None when none is correct."""
+    logs = [math.log(r["speedup"]) for r in results if r.get("correct") and r.get("speedup")]
+    return math.exp(sum(logs) / len(logs)) if logs else None
+
+
+def leaderboard(results):
+    """The metrics a leaderboard publishes, over all problems."""
+    correct = sum(1 for r in results if r.get("correct"))
+    return {
+        "problems": len(results),
+        "correct": correct,
+        "correct_fraction": correct / len(results) if results else 0.0,
+        "fast_p": {str(p): fast_p(results, p) for p in FAST_P},
+        "geomean_speedup_correct": geomean_speedup(results),
+    }
