@@ -1,0 +1,67 @@
+"""Problem hygiene for KernelBench-format problems (issue 6): reports problems whose correctness
+check is vacuous, so a leaderboard can list them instead of scoring them silently. For each
+problem, on the GPU: the reference called twice on the same inputs (a stochastic reference),
+compared with zeros under the tolerance (an all-zero output passes), and on two independent
+input draws (an output that barely depends on its input). Rules: hygiene_rules.py.
+
+Usage: python3 hygiene.py [--tolerance current|paper] [--device 0] PROBLEM.py...
+Prints one JSON line per problem."""
+
+import argparse
+import json
+import sys
+
+import hygiene_rules
+import kb_metrics
+from faithful import SEED, load_module, set_seed, to_device
+
+
+def measure(problem, device, tol):
+    import torch
+    set_seed(SEED)
+    init = to_device(problem.get_init_inputs(), device)
+    set_seed(SEED)
+    model = problem.Model(*init).to(device)
+    with torch.no_grad():
+        set_seed(SEED)
+        a = to_device(problem.get_inputs(), device)
+        set_seed(SEED)
+        out = model(*a).float()
+        set_seed(SEED + 1)  # a different generator state: a stochastic forward shows
+        again = model(*a).float()
+        set_seed(SEED + 2)
+        b = to_device(problem.get_inputs(), device)
+        other = model(*b).float()
+        zeros = torch.zeros_like(out)
+        return {
+            "rerun_max_abs_diff": float((out - again).abs().max().item()),
+            "zero_max_abs_diff": float(out.abs().max().item()),
+            "zero_allclose": bool(torch.allclose(zeros, out, atol=tol["atol"], rtol=tol["rtol"])),
+            "input_change_max_abs": float((out - other).abs().max().item()) if other.shape == out.shape else float("inf"),
+            "output_scale": float(out.abs().max().item()),
+        }
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("problems", nargs="+", help="KernelBench-format problem files")
+    parser.add_argument("--tolerance", default="current", choices=sorted(kb_metrics.TOLERANCES))
+    parser.add_argument("--device", type=int, default=0)
+    args = parser.parse_args()
+    import torch
+    device = torch.device(f"cuda:{args.device}")
+    tol = kb_metrics.tolerance(args.tolerance)
+    for k, path in enumerate(args.problems):
+        result = {"problem": path, "tolerance": tol}
+        try:
+            problem = load_module(path, f"kmcts_kb_hygiene_{k}")
+            m = measure(problem, device, tol)
+            result.update(measurements=m, findings=hygiene_rules.findings(m, tol["atol"], tol["rtol"]))
+        except Exception as e:  # a broken problem file is a finding of its own
+            result.update(error=f"{type(e).__name__}: {e}")
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
