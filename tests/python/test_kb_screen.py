@@ -1,0 +1,78 @@
+"""Static screening of KernelBench candidates (hardware/kernelbench/harness/screen.py): each
+rule on a small planted source, and clean sources stay clean."""
+
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "hardware", "kernelbench", "harness"))
+import screen  # noqa: E402
+
+HEADER = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+CLEAN = HEADER + '''
+from torch.utils.cpp_extension import load_inline
+_src = r"""
+__global__ void k(const float* x, float* y, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = x[i]; }
+"""
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty_like(x)
+        return y.view(x.shape)
+'''
+
+
+def rules(source):
+    return sorted({f["rule"] for f in screen.screen_source(source)["findings"]})
+
+
+class Screen(unittest.TestCase):
+    def test_clean_candidate(self):
+        self.assertEqual(screen.screen_source(CLEAN), {"verdict": "clean", "findings": []})
+
+    def test_library_compute(self):
+        self.assertEqual(rules(HEADER + "def f(a, b):\n    return torch.matmul(a, b)\n"), ["library_compute"])
+        self.assertEqual(rules(HEADER + "def f(x):\n    return F.softmax(x, dim=1)\n"), ["library_compute"])
+        self.assertEqual(rules(HEADER + "class M(nn.Module):\n    def __init__(s):\n        s.l = nn.Linear(4, 4)\n"),
+                         ["library_compute"])
+        self.assertEqual(rules('s = r"""' + "x" * 50 + ' cublasSgemm(h, a, b) """\n'), ["library_compute"])
+
+    def test_own_function_named_like_an_op_is_not_library_compute(self):
+        self.assertEqual(rules("def softmax(x):\n    return x\n\ny = softmax(3)\n"), [])
+
+    def test_try_fallback(self):
+        src = HEADER + "def f(x):\n    try:\n        return ext.run(x)\n    except Exception:\n        return torch.relu(x)\n"
+        self.assertEqual(rules(src), ["try_fallback"])
+        logging_only = "def f(x):\n    try:\n        return g(x)\n    except Exception:\n        print('failed')\n        raise\n"
+        self.assertEqual(rules(logging_only), [])
+
+    def test_streams(self):
+        self.assertEqual(rules(HEADER + "s = torch.cuda.Stream()\n"), ["streams"])
+        self.assertEqual(rules('s = """' + "x" * 50 + ' cudaStream_t side; cudaStreamCreate(&side); """\n'), ["streams"])
+
+    def test_threads(self):
+        self.assertEqual(rules("import threading\n"), ["threads"])
+        self.assertEqual(rules("from concurrent.futures import ThreadPoolExecutor\n"), ["threads"])
+        self.assertEqual(rules('s = """' + "x" * 50 + ' std::thread t([]{}); """\n'), ["threads"])
+
+    def test_monkey_patching(self):
+        self.assertEqual(rules(HEADER + "torch.allclose = lambda *a, **k: True\n"), ["monkey_patching"])
+        self.assertEqual(rules(HEADER + "setattr(torch, 'allclose', None)\n"), ["monkey_patching"])
+        self.assertEqual(rules("class A:\n    def f(self):\n        self.x = 1\n"), [])  # own attributes are fine
+
+    def test_frame_introspection(self):
+        self.assertEqual(rules("import sys\nf = sys._getframe(1)\n"), ["frame_introspection"])
+        self.assertEqual(rules("import inspect\n"), ["frame_introspection"])
+        self.assertEqual(rules("def f(fr):\n    return fr.f_back.f_locals\n"), ["frame_introspection"])
+
+    def test_timer_patching(self):
+        self.assertEqual(rules(HEADER + "torch.cuda.Event.elapsed_time = lambda s, e: 0.001\n"), ["timer_patching"])
+        self.assertEqual(rules("import time\ntime.perf_counter = lambda: 0.0\n"), ["timer_patching"])
+
+    def test_findings_carry_lines_and_unparsable_source_is_reported(self):
+        (f,) = screen.screen_source("import threading\n")["findings"]
+        self.assertEqual(f["line"], 1)
+        self.assertEqual(screen.screen_source("def (:\n")["verdict"], "unparsable")
+
+
+if __name__ == "__main__":
+    unittest.main()
