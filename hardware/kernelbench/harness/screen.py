@@ -79,21 +79,20 @@ class Screener(ast.NodeVisitor):
     def add(self, rule, node, detail):
         self.findings.append({"rule": rule, "line": getattr(node, "lineno", 0), "detail": detail})
 
+    def imported(self, module, node):
+        root = module.split(".")[0]
+        if root in THREAD_MODULES:
+            self.add("threads", node, f"imports {module}")
+        if root in ("inspect", "gc"):
+            self.add("frame_introspection", node, f"imports {module}")
+
     def visit_Import(self, node):
         for alias in node.names:
-            root = alias.name.split(".")[0]
-            if root in THREAD_MODULES:
-                self.add("threads", node, f"imports {alias.name}")
-            if root in ("inspect", "gc"):
-                self.add("frame_introspection", node, f"imports {alias.name}")
+            self.imported(alias.name, node)
         self.generic_visit(node)
 
     def visit_ImportFrom(self, node):
-        root = (node.module or "").split(".")[0]
-        if root in THREAD_MODULES:
-            self.add("threads", node, f"imports from {node.module}")
-        if root in ("inspect", "gc"):
-            self.add("frame_introspection", node, f"imports from {node.module}")
+        self.imported(node.module or "", node)
         self.generic_visit(node)
 
     def visit_Call(self, node):
