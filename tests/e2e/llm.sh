@@ -2,7 +2,9 @@
 # An LLM-driven search end to end with no network and no model: the mock server answers as
 # the rule agents on a shipped CPU problem, with 30% injected faults. The search completes its
 # budget, the store shows the retries, the key appears nowhere, and the same run replayed from
-# the cassette (server stopped) and the recorded measurements gives the identical graph.
+# the cassette (server stopped) and the recorded measurements gives the identical graph (both
+# runs lockstep, --deterministic: without it, the order in which an agent reply and a
+# measurement arrive can differ between the runs, and with it the prompts and the graph).
 # Usage: llm.sh KMCTS_BINARY SOURCE_DIR
 set -uo pipefail
 kmcts=$1
@@ -24,7 +26,7 @@ port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
 [ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
 
 common=(--set agents.backend=llm --set agents.llm.api_key_env=KMCTS_E2E_KEY --set agents.llm.cassette="$work/cassette.jsonl"
-        --budget 8 --workers 1 --quiet)
+        --budget 8 --workers 1 --deterministic --quiet)
 out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 5 --set agents.llm.base_url="http://127.0.0.1:$port" \
   --set agents.llm.cassette_mode=record --out "$work/run1" 2>&1) || fail "the recorded run exited $?: $out"
 grep -qE "^evaluations +8 " <<<"$out" || fail "the recorded run did not spend its budget: $out"; ok
