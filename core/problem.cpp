@@ -87,6 +87,11 @@ int64_t TensorSpec::numel() const {
 }
 
 Problem load_problem(const fs::path& dir) {
+  if (dir.extension() == ".py") {
+    if (!is_kernelbench_file(dir))
+      throw InputError(fmt::format("KernelBench problem file '{}' does not exist", dir.string()));
+    return load_kernelbench_problem(dir);
+  }
   if (!fs::is_directory(dir)) throw InputError(fmt::format("problem folder '{}' does not exist", dir.string()));
   fs::path manifest = dir / "problem.json";
   if (!fs::exists(manifest)) throw InputError(fmt::format("{}: no problem.json in the problem folder", dir.string()));

@@ -25,7 +25,7 @@ struct TensorSpec {
 struct Problem {
   std::filesystem::path dir;
   std::string name;
-  std::string kind;  // "cpu" or "cuda" (the evaluator of the same name runs it)
+  std::string kind;  // "cpu", "cuda" or "kernelbench" (the evaluator of the same name runs it)
   std::string description;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
@@ -43,7 +43,16 @@ struct Problem {
   nlohmann::json raw;                      // problem.json as read
 };
 
-/// Loads and validates a problem folder. Errors are InputError naming the file and key.
+/// Loads and validates a problem folder, or a KernelBench-format file (below). Errors are
+/// InputError naming the file and key.
 Problem load_problem(const std::filesystem::path& dir);
+
+/// Whether `path` is a KernelBench-format problem file (a .py file).
+bool is_kernelbench_file(const std::filesystem::path& path);
+/// A KernelBench-format problem: kind "kernelbench", the file as the reference, and as the seed
+/// the same file with Model renamed ModelNew; no tensors, space or template (the harness draws
+/// the inputs with get_inputs). InputError when the file lacks Model, get_inputs or
+/// get_init_inputs.
+Problem load_kernelbench_problem(const std::filesystem::path& file);
 
 }  // namespace kmcts

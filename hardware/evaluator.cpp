@@ -3,7 +3,7 @@
 #include "core/text.hpp"
 
 KMCTS_OPTION("evaluator.name", String, "auto", std::nullopt, std::nullopt,
-             "Evaluator by name: cpu, cuda, synthetic, replay; auto = the problem's kind (cpu or cuda).")
+             "Evaluator by name: cpu, cuda, kernelbench, synthetic, replay; auto = the problem's kind (cpu, cuda or kernelbench).")
 
 namespace kmcts {
 

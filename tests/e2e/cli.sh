@@ -40,7 +40,7 @@ echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
 echo '{"search": ' >"$work/broken.json"
 check "broken config" 2 "is not valid JSON" -- "$kmcts" config --config "$work/broken.json"
-check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
+check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, kernelbench, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
 check "doctor" 0 "host compiler +yes" -- "$kmcts" doctor
 
 run="$work/run"

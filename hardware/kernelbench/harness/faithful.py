@@ -112,7 +112,9 @@ def time_model(model, inputs, device, trials):
             torch.cuda.synchronize(device)
             if t > 0:
                 times.append(start.elapsed_time(end))
-    return kb_metrics.timing_stats(times)
+    stats = kb_metrics.timing_stats(times)
+    stats["times_ms"] = times
+    return stats
 
 
 def evaluate(args):

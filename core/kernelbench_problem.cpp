@@ -1,0 +1,41 @@
+// KernelBench-format problems: one Python file (Model, get_inputs, get_init_inputs) instead of
+// a folder with problem.json. The kernelbench evaluator runs them; agents see the file.
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/problem.hpp"
+
+namespace kmcts {
+
+namespace fs = std::filesystem;
+
+bool is_kernelbench_file(const fs::path& path) { return path.extension() == ".py" && fs::is_regular_file(path); }
+
+Problem load_kernelbench_problem(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("KernelBench problem '{}' cannot be read", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  Problem p;
+  p.reference_source = text.str();
+  for (const char* needed : {"class Model(", "def get_inputs(", "def get_init_inputs("})
+    if (p.reference_source.find(needed) == std::string::npos)
+      throw InputError(fmt::format("{}: not a KernelBench-format problem (no '{}'; it needs class Model, get_inputs "
+                                   "and get_init_inputs)",
+                                   file.string(), needed));
+  p.dir = fs::absolute(file).parent_path();
+  p.name = file.stem().string();
+  p.kind = "kernelbench";
+  p.description = fmt::format("KernelBench-format problem {}", file.filename().string());
+  p.raw = {{"kernelbench_file", fs::absolute(file).string()}};
+  // The root of a search: the reference itself as ModelNew (a candidate must define ModelNew
+  // with Model's constructor and forward); agents rewrite it with their own kernels.
+  p.seed_source = std::regex_replace(p.reference_source, std::regex(R"(\bclass Model\()"), "class ModelNew(");
+  return p;
+}
+
+}  // namespace kmcts

@@ -1,0 +1,185 @@
+#include "hardware/kernelbench/kernelbench_evaluator.hpp"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "core/install_paths.hpp"
+#include "core/text.hpp"
+#include "hardware/compiler.hpp"
+#include "hardware/sandbox.hpp"
+#include "hardware/worker_result.hpp"
+
+KMCTS_OPTION("evaluator.kernelbench.python", String, "python3", std::nullopt, std::nullopt,
+             "Python interpreter with torch that runs the KernelBench harness")
+KMCTS_OPTION("evaluator.kernelbench.harness", String, "", std::nullopt, std::nullopt,
+             "Path of the harness (faithful.py); empty = the copy installed with kmcts")
+KMCTS_OPTION("evaluator.kernelbench.tolerance", String, "current", std::nullopt, std::nullopt,
+             "allclose tolerance generation: current (1e-4) or paper (1e-2, the paper era); recorded in each result")
+KMCTS_OPTION("evaluator.kernelbench.baseline", String, "eager", std::nullopt, std::nullopt,
+             "Speedup against PyTorch eager or torch.compile (both are timed in the same run)")
+KMCTS_OPTION("evaluator.kernelbench.trials", Int, 100, 1.0, 100000.0, "Timed calls per model (one more is discarded)")
+KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
+             "Wall-clock limit of one evaluation, load_inline build included")
+
+namespace kmcts {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
+  KernelBenchSettings s;
+  s.python = c.get_string("evaluator.kernelbench.python");
+  s.harness = c.get_string("evaluator.kernelbench.harness");
+  s.tolerance = c.get_string("evaluator.kernelbench.tolerance");
+  s.baseline = c.get_string("evaluator.kernelbench.baseline");
+  s.trials = static_cast<int>(c.get_int("evaluator.kernelbench.trials"));
+  s.timeout_s = c.get_double("evaluator.kernelbench.timeout_s");
+  s.cache_dir = c.get_string("evaluator.cache_dir");
+  if (s.tolerance != "current" && s.tolerance != "paper")
+    throw InputError(fmt::format("evaluator.kernelbench.tolerance '{}' is not known (current, paper)", s.tolerance));
+  if (s.baseline != "eager" && s.baseline != "compile")
+    throw InputError(fmt::format("evaluator.kernelbench.baseline '{}' is not known (eager, compile)", s.baseline));
+  if (s.python.empty()) throw InputError("evaluator.kernelbench.python must not be empty");
+  return s;
+}
+
+namespace {
+
+TimingStats stats_of(const json& runtime, const char* which) {
+  std::vector<double> ns;
+  for (const json& ms : runtime.at(which).at("times_ms")) ns.push_back(ms.get<double>() * 1e6);
+  return TimingStats::from_samples(std::move(ns));
+}
+
+}  // namespace
+
+EvalResult result_from_harness(const json& line, const std::string& baseline) {
+  EvalResult r;
+  r.details = {{"mode", line.value("mode", "faithful")}, {"tolerance", line.value("tolerance", json::object())}};
+  const std::string error = line.value("error", std::string());
+  if (!line.value("compiled", false)) {
+    r.verdict = Verdict::compile_error;
+    r.message = "compile error: " + (error.empty() ? std::string("the candidate did not load") : error);
+    r.log = line.value("traceback", std::string());
+    return r;
+  }
+  if (!error.empty()) {
+    r.verdict = Verdict::crash;
+    r.message = "crash: " + error;
+    r.log = line.value("traceback", std::string());
+    return r;
+  }
+  const json trials = line.value("trials", json::array());
+  r.details["trials"] = trials;
+  if (!line.value("correct", false)) {
+    r.verdict = Verdict::wrong_answer;
+    const json& tol = r.details["tolerance"];
+    for (size_t k = 0; k < trials.size(); ++k) {
+      if (trials[k].value("ok", false)) continue;
+      r.message = trials[k].contains("error")
+                      ? fmt::format("wrong answer: trial {}: {}", k, trials[k].value("error", ""))
+                      : fmt::format("wrong answer: trial {}: max |diff| {:.3g} beyond allclose(atol={}, rtol={})", k,
+                                    trials[k].value("max_abs_diff", 0.0), tol.value("atol", 0.0), tol.value("rtol", 0.0));
+      break;
+    }
+    if (r.message.empty()) r.message = "wrong answer: fewer correctness trials than asked";
+    return r;
+  }
+  const json& runtime = line.at("runtime_ms");
+  if (!runtime.contains(baseline))
+    throw std::runtime_error(fmt::format("the harness timed no '{}' baseline", baseline));
+  r.candidate = stats_of(runtime, "candidate");
+  r.reference = stats_of(runtime, baseline.c_str());
+  // KernelBench scores means.
+  r.speedup = r.reference.mean_ns / r.candidate.mean_ns;
+  r.verdict = Verdict::ok;
+  r.details["speedup"] = line.value("speedup", json::object());
+  r.details["baseline"] = baseline;
+  r.details["seconds"] = line.value("seconds", json::object());
+  r.message = fmt::format("ok (KernelBench faithful): speedup {:.3f}x vs {} by means ({} {:.4g} ms, candidate {:.4g} ms)",
+                          r.speedup, baseline, baseline, r.reference.mean_ns * 1e-6, r.candidate.mean_ns * 1e-6);
+  return r;
+}
+
+KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings settings)
+    : problem_(std::move(problem)), settings_(std::move(settings)) {
+  if (problem_.kind != "kernelbench")
+    throw InputError(fmt::format("problem '{}' is of kind '{}'; the kernelbench evaluator runs KernelBench-format "
+                                 "problem files (.py)",
+                                 problem_.name, problem_.kind));
+  harness_ = settings_.harness.empty() ? data_dir("kernelbench", KMCTS_KERNELBENCH_DIR) / "faithful.py"
+                                       : fs::path(settings_.harness);
+  if (!fs::exists(harness_))
+    throw InputError(fmt::format("the KernelBench harness '{}' does not exist (evaluator.kernelbench.harness)",
+                                 harness_.string()));
+  candidates_ = (settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
+  fs::create_directories(candidates_);
+}
+
+BuildResult KernelBenchEvaluator::build(const std::string& source) {
+  BuildResult b;
+  b.source_hash = sha256_hex(source);
+  const fs::path file = candidates_ / (b.source_hash + ".py");
+  b.cached = fs::exists(file);
+  if (!b.cached) {
+    const fs::path part = file.string() + ".part";
+    std::ofstream(part, std::ios::binary) << source;
+    fs::rename(part, file);  // whole files only, whoever else writes the same candidate
+  }
+  b.ok = true;
+  b.artifact = file.string();
+  return b;
+}
+
+EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
+  if (!build.ok) return compile_error_result(build);
+  const std::string problem_file = problem_.raw.value("kernelbench_file", std::string());
+  std::vector<std::string> argv = {settings_.python,  harness_.string(),         "--problem",
+                                   problem_file,      "--candidate",             build.artifact,
+                                   "--tolerance",     settings_.tolerance,       "--trials",
+                                   std::to_string(settings_.trials)};
+  if (settings_.baseline == "eager") argv.push_back("--no-compile");
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s;
+  limits.max_output_bytes = 64u << 20;
+  // The harness imports itself from its folder; extensions build under the cache.
+  SandboxResult run = run_sandboxed(argv, limits, harness_.parent_path());
+  if (!run.started) return failed_result(Verdict::infra_error, "cannot run the KernelBench harness: " + run.error);
+  EvalResult r;
+  if (run.timed_out) {
+    r = failed_result(Verdict::timeout, fmt::format("timeout: no result within {} s", settings_.timeout_s), run.err);
+  } else if (run.signal != 0) {
+    r = failed_result(Verdict::crash, "crash: the harness died with " + signal_name(run.signal), run.err);
+  } else {
+    const std::string line = last_line(run.out);
+    try {
+      r = result_from_harness(json::parse(line), settings_.baseline);
+      if (r.log.empty()) r.log = run.err;
+    } catch (const std::exception& e) {
+      r = failed_result(Verdict::infra_error,
+                        fmt::format("the KernelBench harness gave no result (exit {}): {}", run.exit_code,
+                                    first_line(run.err.empty() ? std::string(e.what()) : last_line(run.err))),
+                        run.err);
+    }
+  }
+  r.run_seconds = run.wall_seconds;
+  return r;
+}
+
+json KernelBenchEvaluator::describe() const {
+  return {{"evaluator", "kernelbench"},   {"mode", "faithful"},
+          {"python", settings_.python},   {"harness", harness_.string()},
+          {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
+          {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s}};
+}
+
+}  // namespace kmcts
+
+KMCTS_REGISTER(kmcts::EvaluatorRegistry, "kernelbench",
+               [](const kmcts::Problem& problem, const kmcts::Config& config) -> std::unique_ptr<kmcts::Evaluator> {
+                 return std::make_unique<kmcts::KernelBenchEvaluator>(problem,
+                                                                      kmcts::KernelBenchSettings::from_config(config));
+               })

@@ -1,0 +1,47 @@
+#pragma once
+// The kernelbench evaluator, faithful mode: each candidate (a Python file defining ModelNew) is
+// evaluated by the Python harness (kernelbench/harness/faithful.py) in its own process under
+// the GPU machine's python3 with torch, exactly as KernelBench's official runner would score it
+// (REFERENCE.md), and its JSON line becomes an EvalResult. The speedup is against the baseline
+// chosen by evaluator.kernelbench.baseline (eager, or torch.compile), by means, as KernelBench.
+// The hardened mode (the default reward the issue asks for) is not built yet.
+#include <filesystem>
+#include <string>
+
+#include "hardware/evaluator.hpp"
+
+namespace kmcts {
+
+struct KernelBenchSettings {
+  std::string python = "python3";
+  std::string harness;             // faithful.py; "" = the installed or source copy
+  std::string tolerance = "current";  // kb_metrics.TOLERANCES: current (1e-4) or paper (1e-2)
+  std::string baseline = "eager";  // the speedup's reference: eager or compile
+  int trials = 100;
+  double timeout_s = 900;          // a load_inline build alone can take a minute
+  std::string cache_dir;           // candidates by content; "" = default_cache_dir()
+  static KernelBenchSettings from_config(const Config& c);
+};
+
+/// The harness's JSON line (faithful.py) as a result: compile_error when the candidate did not
+/// load, crash when it raised, wrong_answer when a trial failed, ok with the baseline's and the
+/// candidate's CUDA-event times otherwise. Throws std::runtime_error on a line it cannot read.
+EvalResult result_from_harness(const nlohmann::json& line, const std::string& baseline);
+
+class KernelBenchEvaluator : public Evaluator {
+ public:
+  KernelBenchEvaluator(Problem problem, KernelBenchSettings settings);
+  /// Stores the candidate by content hash (nothing to compile here: load_inline builds inside
+  /// the harness).
+  BuildResult build(const std::string& source) override;
+  EvalResult measure(const BuildResult& build) override;
+  nlohmann::json describe() const override;
+
+ private:
+  Problem problem_;
+  KernelBenchSettings settings_;
+  std::filesystem::path harness_;
+  std::filesystem::path candidates_;
+};
+
+}  // namespace kmcts

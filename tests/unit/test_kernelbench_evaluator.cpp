@@ -1,0 +1,110 @@
+// The kernelbench evaluator's C++ side, without torch: KernelBench-format problem files, the
+// harness's JSON line turned into results, and the harness process's failures (a stand-in
+// interpreter, tests/fixtures/kernelbench/fake_python.sh, answers as the candidate asks).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "core/problem.hpp"
+#include "hardware/kernelbench/kernelbench_evaluator.hpp"
+#include "scratch.hpp"
+
+using namespace kmcts;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+const fs::path kProblems = fs::path(KMCTS_SOURCE_DIR) / "problems" / "kernelbench-format";
+
+json harness_line(bool correct) {
+  json line = {{"mode", "faithful"},
+               {"compiled", true},
+               {"correct", correct},
+               {"tolerance", {{"generation", "current"}, {"atol", 1e-4}, {"rtol", 1e-4}}},
+               {"trials", json::array({{{"seed", 1}, {"ok", true}, {"max_abs_diff", 0.0}}})}};
+  if (!correct) line["trials"].push_back({{"seed", 2}, {"ok", false}, {"max_abs_diff", 0.25}});
+  line["runtime_ms"] = {{"candidate", {{"mean", 0.02}, {"times_ms", {0.02, 0.02, 0.02}}}},
+                        {"eager", {{"mean", 0.05}, {"times_ms", {0.04, 0.05, 0.06}}}}};
+  return line;
+}
+
+KernelBenchEvaluator fake_evaluator(double timeout_s = 30) {
+  Config config;
+  config.set_value("evaluator.kernelbench.python",
+                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
+  config.set_value("evaluator.kernelbench.timeout_s", timeout_s, "test");
+  config.set_value("evaluator.cache_dir", kmcts::test::fresh_dir("kb-eval").string(), "test");
+  return KernelBenchEvaluator(load_problem(kProblems / "level1" / "1_relu.py"), KernelBenchSettings::from_config(config));
+}
+
+}  // namespace
+
+TEST_CASE("kernelbench problems: a .py file is a problem whose seed is its Model renamed ModelNew") {
+  Problem p = load_problem(kProblems / "level1" / "4_scale_bias.py");
+  CHECK(p.kind == "kernelbench");
+  CHECK(p.name == "4_scale_bias");
+  CHECK(p.seed_source.find("class ModelNew(nn.Module)") != std::string::npos);
+  CHECK(p.seed_source.find("class Model(") == std::string::npos);
+  CHECK(p.reference_source.find("class Model(nn.Module)") != std::string::npos);
+  CHECK(!p.space.has_value());
+  const fs::path dir = kmcts::test::fresh_dir("kb-bad");
+  fs::create_directories(dir);
+  std::ofstream(dir / "not_a_problem.py") << "import torch\nclass Model:\n    pass\n";
+  CHECK_THROWS_WITH_AS(load_problem(dir / "not_a_problem.py"), doctest::Contains("get_inputs"), InputError);
+  CHECK_THROWS_WITH_AS(load_problem(dir / "missing.py"), doctest::Contains("KernelBench problem file"), InputError);
+}
+
+TEST_CASE("kernelbench evaluator: the harness's line becomes a verdict, with means as KernelBench scores them") {
+  EvalResult ok = result_from_harness(harness_line(true), "eager");
+  CHECK(ok.verdict == Verdict::ok);
+  CHECK(ok.speedup == doctest::Approx(2.5));
+  CHECK(ok.candidate.samples() == 3);
+  CHECK(ok.reference.mean_ns == doctest::Approx(50000));
+  CHECK(ok.details["tolerance"]["generation"] == "current");
+  CHECK_THROWS_WITH(result_from_harness(harness_line(true), "compile"), doctest::Contains("'compile'"));
+
+  EvalResult wrong = result_from_harness(harness_line(false), "eager");
+  CHECK(wrong.verdict == Verdict::wrong_answer);
+  CHECK(wrong.message.find("trial 1") != std::string::npos);
+  CHECK(wrong.message.find("0.25") != std::string::npos);
+
+  EvalResult not_built = result_from_harness({{"compiled", false}, {"error", "RuntimeError: nvcc failed"}}, "eager");
+  CHECK(not_built.verdict == Verdict::compile_error);
+  CHECK(not_built.message.find("nvcc failed") != std::string::npos);
+  EvalResult raised = result_from_harness({{"compiled", true}, {"error", "RuntimeError: CUDA error: illegal memory access"}}, "eager");
+  CHECK(raised.verdict == Verdict::crash);
+}
+
+TEST_CASE("kernelbench evaluator: the harness process's failures are results naming them") {
+  KernelBenchEvaluator evaluator = fake_evaluator(2);
+  auto run = [&](const std::string& source) { return evaluator.evaluate(source); };
+  EvalResult ok = run("# reply: " + harness_line(true).dump() + "\nclass ModelNew: pass\n");
+  CHECK(ok.verdict == Verdict::ok);
+  CHECK(ok.speedup == doctest::Approx(2.5));
+  CHECK(run("# crash\n").verdict == Verdict::crash);
+  EvalResult hung = run("# hang\n");
+  CHECK(hung.verdict == Verdict::timeout);
+  EvalResult garbage = run("# garbage\n");
+  CHECK(garbage.verdict == Verdict::infra_error);
+  CHECK(garbage.message.find("no module named torch") != std::string::npos);
+  BuildResult again = evaluator.build("# crash\n");
+  CHECK(again.cached);  // candidates are stored by content
+}
+
+TEST_CASE("kernelbench evaluator: bad settings are input errors naming them") {
+  Config config;
+  config.set_value("evaluator.kernelbench.tolerance", "loose", "test");
+  CHECK_THROWS_WITH_AS(KernelBenchSettings::from_config(config), doctest::Contains("evaluator.kernelbench.tolerance"),
+                       InputError);
+  config.set_value("evaluator.kernelbench.tolerance", "paper", "test");
+  config.set_value("evaluator.kernelbench.baseline", "inductor", "test");
+  CHECK_THROWS_WITH_AS(KernelBenchSettings::from_config(config), doctest::Contains("evaluator.kernelbench.baseline"),
+                       InputError);
+  config.set_value("evaluator.kernelbench.baseline", "eager", "test");
+  Problem cpu = load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems" / "cpu" / "matmul");
+  CHECK_THROWS_WITH_AS(KernelBenchEvaluator(cpu, KernelBenchSettings::from_config(config)),
+                       doctest::Contains("KernelBench-format"), InputError);
+}
