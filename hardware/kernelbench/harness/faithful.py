@@ -12,7 +12,7 @@ Like KernelBench's own runner it loads the candidate into this process: it is no
 mode and no defence against cheats. Written for kmcts; no code is taken from KernelBench.
 
 Usage: python3 faithful.py --problem LEVEL/N_name.py --candidate CAND.py [--tolerance current|paper]
-          [--trials 100] [--correctness-trials 5] [--no-compile] [--device 0]
+          [--trials 100] [--correctness-trials 5] [--no-compile] [--device 0|cpu]
 Prints one JSON line on stdout (stdout of the candidate goes to stderr)."""
 
 import argparse
@@ -48,7 +48,24 @@ def to_device(values, device):
 def set_seed(seed):
     import torch
     torch.manual_seed(seed)
-    torch.cuda.manual_seed(seed)  # the current device's generator, as the official runner
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed(seed)  # the current device's generator, as the official runner
+
+
+def synchronize(device):
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def device_of(arg):
+    """'cpu' (tests of the protocol logic, e.g. on CI with Debian's python3-torch) or a GPU index."""
+    import torch
+    if arg == "cpu":
+        return torch.device("cpu")
+    device = torch.device(f"cuda:{int(arg)}")
+    torch.cuda.set_device(device)
+    return device
 
 
 def build(problem, candidate_cls, device):
@@ -79,7 +96,7 @@ def check_correctness(problem, reference, candidate, device, trials, tol):
             candidate = candidate.to(device)
             expected = reference(*inputs)
             got = candidate(*inputs)
-            torch.cuda.synchronize(device)
+            synchronize(device)
             trial = {"seed": seed}
             if not isinstance(got, torch.Tensor) or got.shape != expected.shape:
                 trial.update(ok=False, error=f"output shape {getattr(got, 'shape', type(got).__name__)}, "
@@ -96,6 +113,8 @@ def check_correctness(problem, reference, candidate, device, trials, tol):
 
 def time_model(model, inputs, device, trials):
     import torch
+    if device.type != "cuda":
+        return time_model_cpu(model, inputs, trials)
     fill = torch.empty(FILL_BYTES // 4, dtype=torch.float32, device=device)
     times = []
     with torch.no_grad():
@@ -117,13 +136,30 @@ def time_model(model, inputs, device, trials):
     return stats
 
 
+def time_model_cpu(model, inputs, trials):
+    """Wall-clock timing for --device cpu: the same warm-up and discarded first call, no fill.
+    Not KernelBench's protocol (that is GPU-only); it lets the rest be tested without a GPU."""
+    import torch
+    times = []
+    with torch.no_grad():
+        for _ in range(WARMUP):
+            model(*inputs)
+        for t in range(trials + 1):
+            start = time.perf_counter()
+            model(*inputs)
+            if t > 0:
+                times.append((time.perf_counter() - start) * 1e3)
+    stats = kb_metrics.timing_stats(times)
+    stats["times_ms"] = times
+    return stats
+
+
 def evaluate(args):
     import torch
     out = {"mode": "faithful", "problem": args.problem, "candidate": args.candidate,
            "tolerance": kb_metrics.tolerance(args.tolerance), "torch": torch.__version__}
-    device = torch.device(f"cuda:{args.device}")
-    torch.cuda.set_device(device)
-    out["device"] = torch.cuda.get_device_name(device)
+    device = device_of(args.device)
+    out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     seconds = {}
     t0 = time.perf_counter()
     problem = load_module(args.problem, "kmcts_kb_problem")
@@ -177,7 +213,7 @@ def main():
     parser.add_argument("--trials", type=int, default=100, help="timed calls per model (one more is discarded)")
     parser.add_argument("--correctness-trials", type=int, default=5)
     parser.add_argument("--no-compile", dest="compile", action="store_false", help="skip the torch.compile baseline")
-    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--device", default="0", help="GPU index, or cpu (tests of the protocol logic only)")
     args = parser.parse_args()
     started = time.perf_counter()
     result = evaluate(args)

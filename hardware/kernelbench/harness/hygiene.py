@@ -4,7 +4,7 @@ problem, on the GPU: the reference called twice on the same inputs (a stochastic
 compared with zeros under the tolerance (an all-zero output passes), and on two independent
 input draws (an output that barely depends on its input). Rules: hygiene_rules.py.
 
-Usage: python3 hygiene.py [--tolerance current|paper] [--device 0] PROBLEM.py...
+Usage: python3 hygiene.py [--tolerance current|paper] [--device 0|cpu] PROBLEM.py...
 Prints one JSON line per problem."""
 
 import argparse
@@ -13,7 +13,7 @@ import sys
 
 import hygiene_rules
 import kb_metrics
-from faithful import SEED, load_module, set_seed, to_device
+from faithful import SEED, device_of, load_module, set_seed, to_device
 
 
 def measure(problem, device, tol):
@@ -46,10 +46,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("problems", nargs="+", help="KernelBench-format problem files")
     parser.add_argument("--tolerance", default="current", choices=sorted(kb_metrics.TOLERANCES))
-    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--device", default="0", help="GPU index, or cpu")
     args = parser.parse_args()
-    import torch
-    device = torch.device(f"cuda:{args.device}")
+    device = device_of(args.device)
     tol = kb_metrics.tolerance(args.tolerance)
     for k, path in enumerate(args.problems):
         result = {"problem": path, "tolerance": tol}
