@@ -40,13 +40,13 @@ KMCTS_OPTION("search.wave_size", Int, 4, 1, 1024,
 KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy: mcts, or a baseline for ablations: random, linear, beam, egreedy_tree.")
 KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward: log_speedup (clipped log of the speedup) or rank (percentile among earlier variants, in [-1, 1]); failures get search.failure_penalty.")
 KMCTS_OPTION("agents.backend", String, "rule", std::nullopt, std::nullopt,
-             "Agents of every role left empty below: rule (offline moves in the tunable space) or llm (an LLM endpoint, "
-             "see agents.llm.*).")
+             "Agents of every role left empty below: rule (offline moves in the tunable space), llm (an LLM endpoint, "
+             "see agents.llm.*) or submissions (candidate files from agents.submissions.dir).")
 KMCTS_OPTION("agents.planner", String, "", std::nullopt, std::nullopt,
-             "Planner by name: rule, llm, or sweep (every point of the tunable space once, in order: an exhaustive "
-             "sweep); empty = agents.backend.")
-KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by name: rule or llm; empty = agents.backend.")
-KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule or llm; empty = agents.backend.")
+             "Planner by name: rule, llm, submissions, or sweep (every point of the tunable space once, in order: an "
+             "exhaustive sweep); empty = agents.backend.")
+KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by name: rule, llm or submissions; empty = agents.backend.")
+KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule, llm or submissions; empty = agents.backend.")
 KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
              "Plans one Planner call proposes; unused ones are queued on the node for later expansions.")
 
@@ -55,8 +55,8 @@ SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   SearchParts p;
   p.evaluator = make_evaluator(problem, c);
   const std::string backend = c.get_string("agents.backend");
-  if (backend != "rule" && backend != "llm")
-    throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm)");
+  if (backend != "rule" && backend != "llm" && backend != "submissions")
+    throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm, submissions)");
   auto agent = [&c, &backend](const char* key) {
     std::string name = c.get_string(key);
     return name.empty() ? backend : name;

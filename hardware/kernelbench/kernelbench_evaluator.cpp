@@ -21,6 +21,8 @@ KMCTS_OPTION("evaluator.kernelbench.tolerance", String, "current", std::nullopt,
 KMCTS_OPTION("evaluator.kernelbench.baseline", String, "eager", std::nullopt, std::nullopt,
              "Speedup against PyTorch eager or torch.compile (both are timed in the same run)")
 KMCTS_OPTION("evaluator.kernelbench.trials", Int, 100, 1.0, 100000.0, "Timed calls per model (one more is discarded)")
+KMCTS_OPTION("evaluator.kernelbench.device", String, "0", std::nullopt, std::nullopt,
+             "GPU index for the harness, or cpu (tests of the protocol logic without a GPU; not KernelBench's timing)")
 KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
              "Wall-clock limit of one evaluation, load_inline build included")
 
@@ -37,6 +39,9 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.baseline = c.get_string("evaluator.kernelbench.baseline");
   s.trials = static_cast<int>(c.get_int("evaluator.kernelbench.trials"));
   s.timeout_s = c.get_double("evaluator.kernelbench.timeout_s");
+  s.device = c.get_string("evaluator.kernelbench.device");
+  if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
+    throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
   s.cache_dir = c.get_string("evaluator.cache_dir");
   if (s.tolerance != "current" && s.tolerance != "paper")
     throw InputError(fmt::format("evaluator.kernelbench.tolerance '{}' is not known (current, paper)", s.tolerance));
@@ -140,7 +145,7 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   std::vector<std::string> argv = {settings_.python,  harness_.string(),         "--problem",
                                    problem_file,      "--candidate",             build.artifact,
                                    "--tolerance",     settings_.tolerance,       "--trials",
-                                   std::to_string(settings_.trials)};
+                                   std::to_string(settings_.trials), "--device", settings_.device};
   if (settings_.baseline == "eager") argv.push_back("--no-compile");
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
@@ -173,7 +178,8 @@ json KernelBenchEvaluator::describe() const {
   return {{"evaluator", "kernelbench"},   {"mode", "faithful"},
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
-          {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s}};
+          {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s},
+          {"device", settings_.device}};
 }
 
 }  // namespace kmcts

@@ -18,6 +18,7 @@ struct KernelBenchSettings {
   std::string tolerance = "current";  // kb_metrics.TOLERANCES: current (1e-4) or paper (1e-2)
   std::string baseline = "eager";  // the speedup's reference: eager or compile
   int trials = 100;
+  std::string device = "0";        // GPU index, or "cpu" (protocol tests only)
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
   static KernelBenchSettings from_config(const Config& c);
