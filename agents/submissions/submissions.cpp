@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "agents/roles.hpp"
+#include "core/error.hpp"
 #include "core/options.hpp"
 
 KMCTS_OPTION("agents.submissions.dir", String, "", std::nullopt, std::nullopt,
@@ -42,15 +43,15 @@ std::vector<fs::path> submission_files(const fs::path& dir) {
 
 class SubmissionsPlanner final : public Planner {
  public:
-  explicit SubmissionsPlanner(const Config& c) : root_(c.get_string("agents.submissions.dir")) {}
+  explicit SubmissionsPlanner(const Config& c) : root_(c.get_string("agents.submissions.dir")) {
+    if (root_.empty()) throw InputError("agents.submissions.dir must name the folder of submissions");
+    if (!fs::is_directory(root_))
+      throw InputError(fmt::format("agents.submissions.dir: '{}' is not a folder", root_.string()));
+  }
 
   PlanResult propose(const PlanContext& context) override {
     PlanResult result;
     result.exhausted = true;  // a failure here never passes on a retry
-    if (root_.empty()) {
-      result.error = "submissions: agents.submissions.dir is not set";
-      return result;
-    }
     if (context.parent.id != 0) {
       result.error = "submissions: every submission is a child of the root; nothing to expand here";
       return result;

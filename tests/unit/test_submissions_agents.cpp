@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "agents/roles.hpp"
+#include "core/error.hpp"
 #include "core/options.hpp"
 #include "core/problem.hpp"
 #include "scratch.hpp"
@@ -49,4 +50,7 @@ TEST_CASE("submissions agents: each file once, numeric names by number, then exh
   auto fresh = PlannerRegistry::instance().create("planner", "submissions", config);
   CHECK(fresh->propose(root).error.find("no folder") != std::string::npos);
   CHECK(DebuggerRegistry::instance().create("debugger", "submissions", config)->repair({}).ok == false);
+  config.set_value("agents.submissions.dir", (dir / "absent").string(), "test");
+  CHECK_THROWS_WITH_AS(PlannerRegistry::instance().create("planner", "submissions", config),
+                       doctest::Contains("agents.submissions.dir"), InputError);
 }
