@@ -11,16 +11,48 @@ void cuda_check(cudaError_t e, const std::string& what) {
   if (e != cudaSuccess) throw CudaFault(what + ": " + cudaGetErrorString(e));
 }
 
-DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs) {
+size_t tensor_bytes(const TensorDesc& d) { return static_cast<size_t>(d.numel) * (d.dtype == KMCTS_F64 ? 8 : 4); }
+
+namespace {
+size_t aligned(size_t bytes) { return (bytes + DeviceArena::kAlign - 1) / DeviceArena::kAlign * DeviceArena::kAlign; }
+}  // namespace
+
+size_t DeviceArena::bytes_for(const std::vector<const std::vector<TensorDesc>*>& lists) {
+  size_t total = 0;
+  for (const auto* list : lists)
+    for (const auto& d : *list) total += aligned(tensor_bytes(d));
+  return total;
+}
+
+DeviceArena::DeviceArena(size_t bytes) : bytes_(bytes) {
+  void* p = nullptr;
+  cuda_check(cudaMalloc(&p, std::max(bytes, kAlign)), "cudaMalloc of " + std::to_string(bytes) + " bytes for the tensors");
+  base_ = static_cast<char*>(p);
+}
+
+DeviceArena::~DeviceArena() { cudaFree(base_); }
+
+void* DeviceArena::take(size_t bytes, const std::string& what) {
+  const size_t need = aligned(bytes);
+  if (used_ + need > bytes_) throw CudaFault("the tensor arena has no room for '" + what + "'");
+  void* p = base_ + used_;
+  used_ += need;
+  return p;
+}
+
+DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs, DeviceArena* arena) : owned_(arena == nullptr) {
   for (const auto& d : descs) {
     kmcts_tensor v{};
     v.dtype = d.dtype;
     v.ndim = static_cast<int32_t>(d.shape.size());
     for (size_t k = 0; k < d.shape.size(); ++k) v.shape[k] = d.shape[k];
     v.numel = d.numel;
-    const size_t bytes = static_cast<size_t>(d.numel) * (d.dtype == KMCTS_F64 ? 8 : 4);
+    const size_t bytes = tensor_bytes(d);
     void* p = nullptr;
-    cuda_check(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes for '" + d.name + "'");
+    if (arena != nullptr)
+      p = arena->take(bytes, d.name);
+    else
+      cuda_check(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes for '" + d.name + "'");
     v.data = p;
     buffers_.push_back(p);
     bytes_.push_back(bytes);
@@ -29,11 +61,13 @@ DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs) {
 }
 
 DeviceTensors::~DeviceTensors() {
-  for (void* p : buffers_) cudaFree(p);
+  if (owned_)
+    for (void* p : buffers_) cudaFree(p);
 }
 
 DeviceTensors::DeviceTensors(DeviceTensors&& other) noexcept
-    : views_(std::move(other.views_)), buffers_(std::move(other.buffers_)), bytes_(std::move(other.bytes_)) {
+    : views_(std::move(other.views_)), buffers_(std::move(other.buffers_)), bytes_(std::move(other.bytes_)),
+      owned_(other.owned_) {
   other.buffers_.clear();
 }
 

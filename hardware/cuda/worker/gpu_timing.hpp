@@ -4,6 +4,7 @@
 // CUPTI (session.hpp), until the shared stopping rule holds (hardware/worker/stop_rule.hpp).
 // Samples taken at a low SM clock are dropped and counted; every timed candidate call's
 // outputs are compared in full with the reference's on the same inputs (on the GPU).
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -19,9 +20,17 @@ namespace kmcts::worker {
 /// outputs on them (expected), and the buffers every timed or checked call gets (inputs,
 /// outputs). Reference and candidate write the same output buffers: where a buffer lies in
 /// memory moves a kernel's time by ~0.3% on the H200 (A/A pairs measured 0.996-0.997 with
-/// one output buffer per kernel, and 1.000-1.002 with the two buffers' order swapped).
+/// one output buffer per kernel, and 1.000-1.002 with the two buffers' order swapped). The
+/// four are carved from one arena, so their relative placement is the same in every process.
 struct GpuSet {
-  explicit GpuSet(const Job& job) : pristine(job.inputs), expected(job.outputs), inputs(job.inputs), outputs(job.outputs) {}
+  explicit GpuSet(const Job& job)
+      : arena(std::make_unique<DeviceArena>(
+            DeviceArena::bytes_for({&job.inputs, &job.outputs, &job.inputs, &job.outputs}))),
+        pristine(job.inputs, arena.get()),
+        expected(job.outputs, arena.get()),
+        inputs(job.inputs, arena.get()),
+        outputs(job.outputs, arena.get()) {}
+  std::unique_ptr<DeviceArena> arena;  // first: freed after the views
   DeviceTensors pristine;
   DeviceTensors expected;
   DeviceTensors inputs;
