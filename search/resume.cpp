@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/event_replayer.hpp"
+#include "search/run_lock.hpp"
 
 namespace kmcts {
 
@@ -12,6 +13,7 @@ nlohmann::json Coordinator::resume() {
   State& s = *state_;
   VariantGraph& g = graph_;
   auto events = s.store.events();
+  if (events.empty()) return run();  // killed before the seed was recorded: nothing to continue
   s.writer.set_muted(true);  // everything re-applied below is already stored
   s.replaying = true;
   detail::EventReplayer replayer(s, g, s.store);
@@ -47,6 +49,7 @@ nlohmann::json Coordinator::resume() {
 }
 
 nlohmann::json resume_search(const ResumeRequest& request) {
+  FolderLock lock(request.run_dir);  // the run may still be going in another process
   auto store = RunStore::open(request.run_dir);
   if (store->status() != "running")
     throw InputError(fmt::format("run directory '{}' already finished (status {}); nothing to resume",
@@ -56,7 +59,9 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
   if (request.workers) config.set_value("search.workers", *request.workers, "--workers");
   if (request.budget || request.workers) store->update_config(config.to_json());
-  std::filesystem::path problem_dir = store->run_info().value("problem_dir", "");
+  // Runs since KernelBench-format problems record the path they loaded (a file or a folder).
+  const nlohmann::json info = store->run_info();
+  std::filesystem::path problem_dir = info.value("problem_path", info.value("problem_dir", ""));
   Problem problem = load_problem(problem_dir);
   auto nodes = store->nodes();
   if (!nodes.empty() && nodes[0].hash != canonical_hash(problem.seed_source))

@@ -9,6 +9,7 @@
 
 #include "core/problem.hpp"
 #include "search/coordinator.hpp"
+#include "search/run_lock.hpp"
 #include "search/run_store.hpp"
 
 namespace kmcts {
@@ -41,6 +42,8 @@ nlohmann::json run_search(const RunRequest& request) {
     run_dir = std::filesystem::path("runs") / fmt::format("{}-{}-s{}", problem.name, utc_now("%Y%m%dT%H%M%SZ"), settings.seed);
   nlohmann::json run_info = {{"problem", problem.name},
                              {"problem_dir", problem.dir.string()},
+                             // what load_problem() read: the folder, or a KernelBench-format file
+                             {"problem_path", std::filesystem::absolute(request.problem_dir).string()},
                              {"kmcts_version", KMCTS_VERSION_STRING},
                              {"started_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
                              {"host", host_name()},
@@ -48,6 +51,7 @@ nlohmann::json run_search(const RunRequest& request) {
                              {"command_line", request.command_line},
                              {"evaluator", parts.evaluator->describe()}};
   auto store = RunStore::create(run_dir, run_info, request.config.to_json());
+  FolderLock lock(run_dir);
   Coordinator coordinator(problem, settings, std::move(parts), *store);
   return coordinator.run();
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/hash.hpp"
 #include "search/detail/run_store_impl.hpp"
 
@@ -76,41 +77,9 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-// Temp file + rename, so a reader (or a resumed run) never sees half a file. No fsync: the
-// store guards against the process being killed, not against power loss.
-void write_file_atomic(const fs::path& path, const std::string& content) {
-  static std::atomic<int> counter{0};  // distinct temp names even if two threads ever write
-  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid()) + "." +
-                       std::to_string(++counter);
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(tmp, ignored);
-      throw RunError("cannot write " + tmp.string());
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw RunError("cannot write " + path.string() + ": " + ec.message());
-  }
-}
-
 }  // namespace
 
 namespace detail {
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw RunError("cannot read " + path.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void check_hash(const std::string& hash) {
   bool ok = !hash.empty() && hash.size() <= 128;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "search/detail/run_store_impl.hpp"
 
 // The read half of RunStore: records come back exactly as they were written.
@@ -13,7 +14,6 @@ namespace kmcts {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using detail::parse_stored_json;
-using detail::read_file;
 using detail::kNodeColumns;
 
 const fs::path& RunStore::dir() const { return impl_->dir; }

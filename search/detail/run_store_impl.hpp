@@ -18,7 +18,6 @@ inline constexpr const char* kNodeColumns =
     "id, hash, status, verdict, origin, depth, speedup, median_ns, reward, visits, value_sum, "
     "debug_attempts, meta, plan, created_seq";
 
-std::string read_file(const std::filesystem::path& path);  // RunError if unreadable
 /// Hashes become file names; anything but hex is refused (std::invalid_argument), which keeps
 /// them inside sources/ and logs/.
 void check_hash(const std::string& hash);

@@ -35,4 +35,26 @@ after=$(ls "$run/sources" | wc -l)
 replay=$("$kmcts" replay "$run") || fail "replay after resume: $replay"
 again=$("$kmcts" resume "$run" 2>&1)
 [ $? = 2 ] && grep -q "already finished" <<<"$again" || fail "a finished run resumed: $again"
-echo "7 passed, 0 failed"
+
+# A run killed before its first event (store created, nothing recorded) starts from the seed.
+empty="$work/empty"
+"$kmcts" run "$src/tests/fixtures/synthetic_space" --set evaluator.name=synthetic --budget 5 --out "$empty" \
+  --quiet >/dev/null 2>&1 || fail "the run to empty did not finish"
+sqlite3 "$empty/run.sqlite" "delete from events; delete from evaluations; delete from edges; delete from nodes;
+  update run set status = 'running', ended_at = null, summary = null" || fail "cannot empty the run"
+rm -f "$empty/summary.json"
+out=$("$kmcts" resume "$empty" --quiet) || fail "resume of a run with no events exited $?: $out"
+grep -qE "^evaluations +5 " <<<"$out" || fail "the empty run did not spend its budget: $out"
+
+# One writer per run: a resume while the run still goes is refused, naming the process.
+slow="$work/slow"
+"$kmcts" run "$src/tests/fixtures/synthetic_space" --set evaluator.name=synthetic \
+  --set evaluator.synthetic.latency_ms=200 --budget 30 --out "$slow" --quiet >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do [ -f "$slow/lock" ] && break; sleep 0.05; done
+out=$("$kmcts" resume "$slow" 2>&1)
+code=$?
+kill -9 "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+[ $code = 2 ] && grep -q "in use by kmcts process $pid" <<<"$out" || fail "a resume of a running run was not refused: $out"
+echo "9 passed, 0 failed"
