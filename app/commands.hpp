@@ -22,5 +22,6 @@ Command add_replay(CLI::App& root);
 Command add_resume(CLI::App& root);
 Command add_mock_llm(CLI::App& root);
 Command add_measure(CLI::App& root);
+Command add_kernelbench(CLI::App& root);
 
 }  // namespace kmcts::app

@@ -15,14 +15,25 @@
 KMCTS_OPTION("evaluator.kernelbench.python", String, "python3", std::nullopt, std::nullopt,
              "Python interpreter with torch that runs the KernelBench harness")
 KMCTS_OPTION("evaluator.kernelbench.harness", String, "", std::nullopt, std::nullopt,
-             "Path of the harness (faithful.py); empty = the copy installed with kmcts")
+             "Folder of the harness (faithful.py, hardened.py); empty = the copy installed with kmcts")
 KMCTS_OPTION("evaluator.kernelbench.tolerance", String, "current", std::nullopt, std::nullopt,
              "allclose tolerance generation: current (1e-4) or paper (1e-2, the paper era); recorded in each result")
 KMCTS_OPTION("evaluator.kernelbench.baseline", String, "eager", std::nullopt, std::nullopt,
              "Speedup against PyTorch eager or torch.compile (both are timed in the same run)")
-KMCTS_OPTION("evaluator.kernelbench.trials", Int, 100, 1.0, 100000.0, "Timed calls per model (one more is discarded)")
+KMCTS_OPTION("evaluator.kernelbench.trials", Int, 100, 1.0, 100000.0,
+             "Faithful mode: timed calls per model (one more is discarded)")
+KMCTS_OPTION("evaluator.kernelbench.time_compile", Bool, false, std::nullopt, std::nullopt,
+             "Also time torch.compile (inductor) of the reference in every evaluation (seconds more each; always on "
+             "with baseline=compile and in `kmcts kernelbench`)")
 KMCTS_OPTION("evaluator.kernelbench.device", String, "0", std::nullopt, std::nullopt,
              "GPU index for the harness, or cpu (tests of the protocol logic without a GPU; not KernelBench's timing)")
+KMCTS_OPTION("evaluator.kernelbench.mode", String, "hardened", std::nullopt, std::nullopt,
+             "hardened (candidate in its own process, CUPTI timing, medians, static screen, checks of every "
+             "timed output) or faithful (KernelBench's own protocol: candidate in the harness, CUDA events, means)")
+KMCTS_OPTION("evaluator.kernelbench.screen", String, "reject", std::nullopt, std::nullopt,
+             "Hardened mode: a candidate the static screen flags is rejected (reject) or only recorded (record)")
+KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::nullopt,
+             "Hardened mode: the CUPTI timing library (libkmcts_kb_timer.so); empty = the one built or installed with kmcts")
 KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
              "Wall-clock limit of one evaluation, load_inline build included")
 
@@ -40,6 +51,14 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.trials = static_cast<int>(c.get_int("evaluator.kernelbench.trials"));
   s.timeout_s = c.get_double("evaluator.kernelbench.timeout_s");
   s.device = c.get_string("evaluator.kernelbench.device");
+  s.mode = c.get_string("evaluator.kernelbench.mode");
+  if (s.mode != "faithful" && s.mode != "hardened")
+    throw InputError(fmt::format("evaluator.kernelbench.mode '{}' is not known (hardened, faithful)", s.mode));
+  s.screen = c.get_string("evaluator.kernelbench.screen");
+  if (s.screen != "reject" && s.screen != "record")
+    throw InputError(fmt::format("evaluator.kernelbench.screen '{}' is not known (reject, record)", s.screen));
+  s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
+  s.time_compile = c.get_bool("evaluator.kernelbench.time_compile") || s.baseline == "compile";
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
     throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
   s.cache_dir = c.get_string("evaluator.cache_dir");
@@ -49,6 +68,12 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
     throw InputError(fmt::format("evaluator.kernelbench.baseline '{}' is not known (eager, compile)", s.baseline));
   if (s.python.empty()) throw InputError("evaluator.kernelbench.python must not be empty");
   return s;
+}
+
+fs::path kernelbench_timer_library() {
+  const fs::path installed = data_dir("kernelbench", KMCTS_KERNELBENCH_DIR) / "libkmcts_kb_timer.so";
+  if (fs::exists(installed)) return installed;
+  return executable_dir() / "libkmcts_kb_timer.so";  // a build tree: next to kmcts
 }
 
 namespace {
@@ -63,17 +88,37 @@ TimingStats stats_of(const json& runtime, const char* which) {
 
 EvalResult result_from_harness(const json& line, const std::string& baseline) {
   EvalResult r;
-  r.details = {{"mode", line.value("mode", "faithful")}, {"tolerance", line.value("tolerance", json::object())}};
+  const std::string mode = line.value("mode", "faithful");
+  r.details = {{"mode", mode}, {"tolerance", line.value("tolerance", json::object())}};
+  if (line.contains("screen")) r.details["screen"] = line["screen"];
+  if (line.contains("counters")) r.details["counters"] = line["counters"];
   const std::string error = line.value("error", std::string());
-  if (!line.value("compiled", false)) {
-    r.verdict = Verdict::compile_error;
-    r.message = "compile error: " + (error.empty() ? std::string("the candidate did not load") : error);
+  if (line.contains("infra_error")) {
+    r.verdict = Verdict::infra_error;
+    r.message = "the KernelBench harness failed: " + line.value("infra_error", std::string());
     r.log = line.value("traceback", std::string());
     return r;
   }
+  if (!line.value("compiled", false)) {
+    r.verdict = line.value("timeout", false) ? Verdict::timeout : Verdict::compile_error;
+    r.message = (line.value("timeout", false) ? "timeout: " : "compile error: ") +
+                (error.empty() ? std::string("the candidate did not load") : error);
+    r.log = line.value("traceback", std::string());
+    return r;
+  }
+  if (line.contains("rejected")) {
+    r.verdict = Verdict::rejected;
+    r.message = "rejected: " + line.value("rejected", std::string());
+    return r;
+  }
+  if (line.contains("wrong_answer")) {
+    r.verdict = Verdict::wrong_answer;
+    r.message = "wrong answer: " + line.value("wrong_answer", std::string());
+    return r;
+  }
   if (!error.empty()) {
-    r.verdict = Verdict::crash;
-    r.message = "crash: " + error;
+    r.verdict = line.value("timeout", false) ? Verdict::timeout : Verdict::crash;
+    r.message = (line.value("timeout", false) ? "timeout: " : "crash: ") + error;
     r.log = line.value("traceback", std::string());
     return r;
   }
@@ -98,14 +143,19 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
     throw std::runtime_error(fmt::format("the harness timed no '{}' baseline", baseline));
   r.candidate = stats_of(runtime, "candidate");
   r.reference = stats_of(runtime, baseline.c_str());
-  // KernelBench scores means.
-  r.speedup = r.reference.mean_ns / r.candidate.mean_ns;
+  // KernelBench scores means; the hardened mode medians.
+  const bool by_median = line.value("score", "mean") == "median";
+  r.speedup = by_median ? r.reference.median_ns / r.candidate.median_ns : r.reference.mean_ns / r.candidate.mean_ns;
   r.verdict = Verdict::ok;
   r.details["speedup"] = line.value("speedup", json::object());
+  r.details["speedup_ci"] = line.value("speedup_ci", json::object());
+  r.details["score"] = by_median ? "median" : "mean";
   r.details["baseline"] = baseline;
   r.details["seconds"] = line.value("seconds", json::object());
-  r.message = fmt::format("ok (KernelBench faithful): speedup {:.3f}x vs {} by means ({} {:.4g} ms, candidate {:.4g} ms)",
-                          r.speedup, baseline, baseline, r.reference.mean_ns * 1e-6, r.candidate.mean_ns * 1e-6);
+  const double ref_ns = by_median ? r.reference.median_ns : r.reference.mean_ns;
+  const double cand_ns = by_median ? r.candidate.median_ns : r.candidate.mean_ns;
+  r.message = fmt::format("ok (KernelBench {}): speedup {:.3f}x vs {} by {}s ({} {:.4g} ms, candidate {:.4g} ms)", mode,
+                          r.speedup, baseline, by_median ? "median" : "mean", baseline, ref_ns * 1e-6, cand_ns * 1e-6);
   return r;
 }
 
@@ -115,12 +165,14 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
     throw InputError(fmt::format("problem '{}' is of kind '{}'; the kernelbench evaluator runs KernelBench-format "
                                  "problem files (.py)",
                                  problem_.name, problem_.kind));
-  harness_ = settings_.harness.empty() ? data_dir("kernelbench", KMCTS_KERNELBENCH_DIR) / "faithful.py"
-                                       : fs::path(settings_.harness);
+  const fs::path folder =
+      settings_.harness.empty() ? data_dir("kernelbench", KMCTS_KERNELBENCH_DIR) : fs::path(settings_.harness);
+  harness_ = folder / (settings_.mode + ".py");
   if (!fs::exists(harness_))
     throw InputError(fmt::format("the KernelBench harness '{}' does not exist (evaluator.kernelbench.harness)",
                                  harness_.string()));
-  candidates_ = (settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
+  if (settings_.timer_lib.empty()) settings_.timer_lib = kernelbench_timer_library().string();
+  candidates_ = fs::absolute(settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
   fs::create_directories(candidates_);
 }
 
@@ -142,11 +194,15 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
 EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
   const std::string problem_file = problem_.raw.value("kernelbench_file", std::string());
-  std::vector<std::string> argv = {settings_.python,  harness_.string(),         "--problem",
-                                   problem_file,      "--candidate",             build.artifact,
-                                   "--tolerance",     settings_.tolerance,       "--trials",
-                                   std::to_string(settings_.trials), "--device", settings_.device};
-  if (settings_.baseline == "eager") argv.push_back("--no-compile");
+  std::vector<std::string> argv = {settings_.python, harness_.string(), "--problem",  problem_file,
+                                   "--candidate",     build.artifact,    "--tolerance", settings_.tolerance,
+                                   "--device",        settings_.device};
+  if (!settings_.time_compile) argv.push_back("--no-compile");
+  const std::vector<std::string> by_mode =
+      settings_.mode == "hardened"
+          ? std::vector<std::string>{"--screen", settings_.screen, "--timer-lib", settings_.timer_lib}
+          : std::vector<std::string>{"--trials", std::to_string(settings_.trials)};
+  argv.insert(argv.end(), by_mode.begin(), by_mode.end());
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
   limits.max_output_bytes = 64u << 20;
@@ -175,7 +231,8 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
 }
 
 json KernelBenchEvaluator::describe() const {
-  return {{"evaluator", "kernelbench"},   {"mode", "faithful"},
+  return {{"evaluator", "kernelbench"},   {"mode", settings_.mode}, {"screen", settings_.screen},
+          {"time_compile", settings_.time_compile},
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
           {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s},

@@ -1,10 +1,14 @@
 #pragma once
-// The kernelbench evaluator, faithful mode: each candidate (a Python file defining ModelNew) is
-// evaluated by the Python harness (kernelbench/harness/faithful.py) in its own process under
-// the GPU machine's python3 with torch, exactly as KernelBench's official runner would score it
-// (REFERENCE.md), and its JSON line becomes an EvalResult. The speedup is against the baseline
-// chosen by evaluator.kernelbench.baseline (eager, or torch.compile), by means, as KernelBench.
-// The hardened mode (the default reward the issue asks for) is not built yet.
+// The kernelbench evaluator: each candidate (a Python file defining ModelNew) is evaluated by
+// the Python harness in a process of its own under the GPU machine's python3 with torch, and
+// its JSON line becomes an EvalResult. Two modes (evaluator.kernelbench.mode):
+//  - hardened (the default reward): harness/hardened.py; the candidate in yet another process,
+//    CUPTI timing through libkmcts_kb_timer.so, medians, a static screen, every timed output
+//    checked (see hardened.py);
+//  - faithful: harness/faithful.py, exactly as KernelBench's official runner scores (REFERENCE.md),
+//    by means.
+// The speedup is against the baseline chosen by evaluator.kernelbench.baseline (eager, or
+// torch.compile).
 #include <filesystem>
 #include <string>
 
@@ -14,17 +18,24 @@ namespace kmcts {
 
 struct KernelBenchSettings {
   std::string python = "python3";
-  std::string harness;             // faithful.py; "" = the installed or source copy
+  std::string harness;             // folder of faithful.py and hardened.py; "" = the installed or source copy
   std::string tolerance = "current";  // kb_metrics.TOLERANCES: current (1e-4) or paper (1e-2)
   std::string baseline = "eager";  // the speedup's reference: eager or compile
   int trials = 100;
+  std::string mode = "hardened";   // or faithful
+  std::string screen = "reject";   // hardened: reject or record what the static screen flags
+  std::string timer_lib;           // hardened: libkmcts_kb_timer.so; "" = kernelbench_timer_library()
+  bool time_compile = false;       // time torch.compile of the reference too
   std::string device = "0";        // GPU index, or "cpu" (protocol tests only)
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
   static KernelBenchSettings from_config(const Config& c);
 };
 
-/// The harness's JSON line (faithful.py) as a result: compile_error when the candidate did not
+/// The CUPTI timing library the hardened harness loads: the installed copy, else the build tree's.
+std::filesystem::path kernelbench_timer_library();
+
+/// The harness's JSON line (faithful.py or hardened.py) as a result: compile_error when the candidate did not
 /// load, crash when it raised, wrong_answer when a trial failed, ok with the baseline's and the
 /// candidate's CUDA-event times otherwise. Throws std::runtime_error on a line it cannot read.
 EvalResult result_from_harness(const nlohmann::json& line, const std::string& baseline);

@@ -8,15 +8,7 @@
 set -uo pipefail
 kmcts=$1
 src=$2
-python=""
-for candidate in /usr/bin/python3 python3; do
-  if "$candidate" -c "import torch" 2>/dev/null; then python=$candidate; break; fi
-done
-[ -n "$python" ] || { echo "SKIP: no python3 with torch"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail() { echo "FAIL $*"; exit 1; }
-fixtures="$src/tests/fixtures/kernelbench"
+source "$src/tests/fixtures/kernelbench/e2e_setup.sh"
 mkdir -p "$work/subs/small_scale_bias"
 cp "$fixtures/small_correct.py" "$work/subs/small_scale_bias/1.py"
 cp "$fixtures/small_wrong.py" "$work/subs/small_scale_bias/2.py"

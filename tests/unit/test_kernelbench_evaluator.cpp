@@ -108,3 +108,33 @@ TEST_CASE("kernelbench evaluator: bad settings are input errors naming them") {
   CHECK_THROWS_WITH_AS(KernelBenchEvaluator(cpu, KernelBenchSettings::from_config(config)),
                        doctest::Contains("KernelBench-format"), InputError);
 }
+
+TEST_CASE("kernelbench evaluator: the hardened harness's verdicts, and its medians as the score") {
+  json ok = harness_line(true);
+  ok["mode"] = "hardened";
+  ok["score"] = "median";
+  ok["speedup_ci"] = {{"eager", {2.0, 3.0}}};
+  EvalResult r = result_from_harness(ok, "eager");
+  CHECK(r.verdict == Verdict::ok);
+  CHECK(r.speedup == doctest::Approx(r.reference.median_ns / r.candidate.median_ns));
+  CHECK(r.details["score"] == "median");
+  CHECK(r.details["speedup_ci"]["eager"][1] == 3.0);
+  CHECK(r.message.find("by medians") != std::string::npos);
+  EvalResult screened = result_from_harness(
+      {{"compiled", true}, {"correct", false}, {"rejected", "static screen: streams (line 3: torch.cuda.Stream)"},
+       {"screen", {{"verdict", "flagged"}}}},
+      "eager");
+  CHECK(screened.verdict == Verdict::rejected);
+  CHECK(screened.message == "rejected: static screen: streams (line 3: torch.cuda.Stream)");
+  CHECK(screened.details["screen"]["verdict"] == "flagged");
+  EvalResult timed = result_from_harness(
+      {{"compiled", true}, {"correct", false}, {"wrong_answer", "timed call 3 of block 2 on input set 1: NaN"}}, "eager");
+  CHECK(timed.verdict == Verdict::wrong_answer);
+  CHECK(timed.message.find("timed call 3") != std::string::npos);
+  CHECK(result_from_harness({{"infra_error", "OSError: no libkmcts_kb_timer.so"}}, "eager").verdict ==
+        Verdict::infra_error);
+  CHECK(result_from_harness({{"compiled", false}, {"timeout", true}, {"error", "no answer within 600 s"}}, "eager")
+            .verdict == Verdict::timeout);
+  CHECK(result_from_harness({{"compiled", true}, {"timeout", true}, {"error", "no answer within 60 s (call)"}}, "eager")
+            .verdict == Verdict::timeout);
+}

@@ -195,7 +195,7 @@ def evaluate(args):
     reference, candidate = reference.to(device), candidate.to(device)
     runtime = {"candidate": time_model(candidate, inputs, device, args.trials),
                "eager": time_model(reference, inputs, device, args.trials)}
-    if args.compile:
+    if args.compile and hasattr(torch, "compile"):  # torch < 2 has no torch.compile: not timed
         compiled = torch.compile(reference)  # inductor, default mode
         runtime["compile"] = time_model(compiled, inputs, device, args.trials)
     seconds["timing"] = time.perf_counter() - t0

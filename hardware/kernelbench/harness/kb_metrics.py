@@ -61,3 +61,56 @@ def leaderboard(results):
         "fast_p": {str(p): fast_p(results, p) for p in FAST_P},
         "geomean_speedup_correct": geomean_speedup(results),
     }
+
+
+def median(values):
+    s = sorted(values)
+    n = len(s)
+    if n == 0:
+        raise ValueError("no values")
+    return s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+
+
+def median_rse(values):
+    """Relative standard error of the median, distribution-free: half the width of the
+    order-statistic 95% interval (ranks n/2 -+ 0.98 sqrt(n)) over 1.96, over the median."""
+    s = sorted(values)
+    n = len(s)
+    if n < 3:
+        return math.inf
+    half = 0.98 * math.sqrt(n)
+    lo = s[max(0, int(math.floor(n / 2 - half)))]
+    hi = s[min(n - 1, int(math.ceil(n / 2 + half)))]
+    m = median(s)
+    return (hi - lo) / (2 * 1.96) / m if m > 0 else math.inf
+
+
+def enough_samples(times_ms, spent_s, rse_target=0.005, min_samples=20, min_time_ms=50.0, max_samples=2000,
+                   max_time_s=2.0):
+    """REFERENCE.md's stopping rule: RSE of the median <= target with at least min_samples and
+    min_time_ms of measured time (twice that for sub-10-us kernels), or a cap reached."""
+    n = len(times_ms)
+    if n >= max_samples or spent_s >= max_time_s:
+        return True
+    if n < min_samples:
+        return False
+    floor = min_time_ms * (2 if median(times_ms) < 0.01 else 1)
+    return sum(times_ms) >= floor and median_rse(times_ms) <= rse_target
+
+
+def bootstrap_speedup_ci(reference_ms, candidate_ms, statistic="median", resamples=500, seed=0, level=0.95):
+    """Percentile bootstrap interval of statistic(reference) / statistic(candidate), both
+    resampled independently with a fixed seed (the same samples give the same interval)."""
+    import random
+    if not reference_ms or not candidate_ms:
+        return None
+    stat = median if statistic == "median" else (lambda v: sum(v) / len(v))
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(resamples):
+        r = rng.choices(reference_ms, k=len(reference_ms))
+        c = rng.choices(candidate_ms, k=len(candidate_ms))
+        ratios.append(stat(r) / stat(c))
+    ratios.sort()
+    tail = (1 - level) / 2
+    return [ratios[int(tail * (resamples - 1))], ratios[int(math.ceil((1 - tail) * (resamples - 1)))]]

@@ -1,0 +1,81 @@
+#include <csignal>
+
+#include <fmt/format.h>
+
+#include "app/commands.hpp"
+#include "campaigns/kb_runner.hpp"
+#include "core/files.hpp"
+
+namespace kmcts::app {
+namespace {
+
+struct KbArgs {
+  KbLeaderboardRequest request;
+  std::string config_file;
+  std::vector<std::string> sets;
+  std::string gpus = "0";
+  bool quiet = false;
+  bool no_hygiene = false;
+};
+
+extern "C" void on_kb_interrupt(int signal_number) {
+  static volatile std::sig_atomic_t seen = 0;
+  if (seen == 0) {
+    seen = 1;
+    request_leaderboard_stop();
+    return;
+  }
+  std::signal(signal_number, SIG_DFL);
+  std::raise(signal_number);
+}
+
+std::vector<std::string> split_commas(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = std::min(s.find(',', start), s.size());
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+int run_kb(KbArgs& a) {
+  KbLeaderboardRequest& r = a.request;
+  r.config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
+  for (const auto& s : a.sets) r.config.set(s);
+  r.gpus = split_commas(a.gpus);
+  r.progress = !a.quiet;
+  r.hygiene = !a.no_hygiene;
+  r.command_line = invocation();
+  std::signal(SIGINT, on_kb_interrupt);
+  std::signal(SIGTERM, on_kb_interrupt);
+  const nlohmann::json summary = run_kernelbench_leaderboard(r);
+  fmt::print("{}", read_file(r.out / "summary.md"));
+  return summary.value("unfinished", nlohmann::json::array()).empty() ? 0 : 1;
+}
+
+}  // namespace
+
+Command add_kernelbench(CLI::App& root) {
+  auto a = std::make_shared<KbArgs>();
+  KbLeaderboardRequest& r = a->request;
+  CLI::App* cmd = root.add_subcommand(
+      "kernelbench", "Leaderboard run over a KernelBench level: one search per problem, spread over the GPUs, resumable");
+  cmd->add_option("--kb-root", r.kb_root, "Your KernelBench checkout (holds KernelBench/level1/...) or a folder of levelN/")
+      ->required();
+  cmd->add_option("--level", r.level, "KernelBench level (1, 2, 3, ...)")->required();
+  cmd->add_option("--problems", r.problems, "Problems to run: numbers, ranges and names, e.g. 1-10,19,ReLU (default all)");
+  cmd->add_option("--budget", r.budget, "Evaluations per problem (search.budget)");
+  cmd->add_option("--gpus", a->gpus, "GPUs to spread the problems over, e.g. 0,1 (one search per GPU at a time); cpu for protocol tests");
+  cmd->add_option("--mode", r.mode, "Evaluation used as the reward: hardened or faithful (KernelBench's own protocol)")
+      ->capture_default_str();
+  cmd->add_option("--out", r.out, "Campaign folder (runs, per-problem results, summary); the same --out resumes")->required();
+  cmd->add_option("--config", a->config_file, "JSON config file for every search (see `kmcts config --explain`)");
+  cmd->add_option("--set", a->sets, "Override one option of every search: key=value (repeatable)");
+  cmd->add_flag("--no-hygiene", a->no_hygiene, "Skip the check for problems whose correctness check is vacuous");
+  cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
+  return [a] { return run_kb(*a); };
+}
+
+}  // namespace kmcts::app

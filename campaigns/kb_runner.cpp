@@ -1,0 +1,218 @@
+#include "campaigns/kb_runner.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "campaigns/kb_leaderboard.hpp"
+#include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/problem.hpp"
+#include "hardware/kernelbench/kernelbench_evaluator.hpp"
+#include "hardware/kernelbench/kernelbench_hygiene.hpp"
+#include "search/coordinator.hpp"
+#include "search/resume.hpp"
+#include "search/run_lock.hpp"
+#include "search/run_search.hpp"
+#include "search/run_store.hpp"
+
+namespace kmcts {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+json campaign_record(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& files) {
+  json names = json::array();
+  for (const auto& f : files) names.push_back(f.name);
+  return {{"level", r.level},   {"mode", r.mode}, {"budget", r.budget ? json(*r.budget) : json(nullptr)},
+          {"problems", names}, {"kb_root", fs::absolute(r.kb_root).string()}};
+}
+
+// A resumed campaign must ask for what the first one did: mixing modes or budgets in one
+// leaderboard would make its numbers meaningless.
+void check_or_record_campaign(const fs::path& out, const json& wanted, const std::string& command_line) {
+  const fs::path file = out / "campaign.json";
+  if (fs::exists(file)) {
+    json had = json::parse(read_file(file));
+    for (const char* key : {"level", "mode", "budget", "problems"})
+      if (had.value(key, json()) != wanted[key])
+        throw InputError(fmt::format("{} holds a campaign with {} {}, not {}; resume it with the same arguments or "
+                                     "use another --out",
+                                     out.string(), key, had.value(key, json()).dump(), wanted[key].dump()));
+    return;
+  }
+  json record = wanted;
+  record["command_line"] = command_line;
+  write_file_atomic(file, record.dump(2) + "\n");
+}
+
+Config problem_config(const KbLeaderboardRequest& r, const std::string& gpu) {
+  Config c = r.config;
+  c.set_value("evaluator.name", "kernelbench", "kmcts kernelbench");
+  c.set_value("evaluator.kernelbench.device", gpu, "--gpus");
+  c.set_value("evaluator.kernelbench.mode", r.mode, "--mode");
+  c.set_value("evaluator.kernelbench.time_compile", true, "kmcts kernelbench");  // fast_p vs compile
+  if (r.budget) c.set_value("search.budget", *r.budget, "--budget");
+  return c;
+}
+
+struct Shared {
+  std::mutex mutex;
+  size_t next = 0;
+  size_t done = 0;
+  std::optional<InputError> fatal;
+};
+
+std::string outcome_line(const json& res) {
+  if (!res.value("correct", false)) return fmt::format("no correct candidate ({})", res.value("status", ""));
+  const json sp = res.value("speedup", json::object());
+  std::string line = "correct";
+  for (const char* b : {"eager", "compile"})
+    if (sp.contains(b) && sp[b].is_number()) line += fmt::format(", {:.3f}x vs {}", sp[b].get<double>(), b);
+  return line;
+}
+
+// One problem from start (or from where a killed campaign left it) to its result file.
+std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFile& f, const std::string& gpu,
+                                bool inner_progress) {
+  const fs::path run_dir = r.out / "runs" / f.name;
+  json summary;
+  std::optional<std::string> status;
+  if (fs::exists(run_dir / "run.sqlite")) status = RunStore::open(run_dir)->status();
+  if (status == "running") {
+    summary = resume_search({run_dir, std::nullopt, std::nullopt, inner_progress});
+  } else if (status && *status != "interrupted") {
+    summary = RunStore::open(run_dir)->summary().value_or(json{{"status", *status}});
+  } else {
+    if (fs::exists(run_dir)) {  // an interrupted run cannot continue: keep it aside, start again
+      fs::path aside = run_dir;
+      for (int k = 1; fs::exists(aside); ++k) aside = run_dir.string() + fmt::format(".interrupted-{}", k);
+      fs::rename(run_dir, aside);
+    }
+    json hygiene = json::object();
+    Config config = problem_config(r, gpu);
+    if (r.hygiene) hygiene = kernelbench_hygiene(f.path, KernelBenchSettings::from_config(config));
+    fs::create_directories(run_dir.parent_path());
+    write_file_atomic(r.out / "problems" / (f.name + ".hygiene.json"), hygiene.dump(2) + "\n");
+    summary = run_search({f.path, config, run_dir, inner_progress, r.command_line});
+  }
+  if (summary.value("status", "") == "interrupted") return std::nullopt;
+  json result = kb_problem_result(f, run_dir, summary);
+  const fs::path hygiene_file = r.out / "problems" / (f.name + ".hygiene.json");
+  if (fs::exists(hygiene_file)) result["hygiene"] = json::parse(read_file(hygiene_file));
+  result["gpu"] = gpu;
+  write_file_atomic(r.out / "problems" / (f.name + ".json"), result.dump(2) + "\n");
+  return result;
+}
+
+void gpu_worker(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& todo, const std::string& gpu,
+                size_t total, size_t already, Shared& shared) {
+  const bool inner_progress = r.progress && r.gpus.size() == 1;
+  while (!g_stop.load()) {
+    size_t index = 0;
+    {
+      std::lock_guard<std::mutex> lock(shared.mutex);
+      if (shared.next >= todo.size() || shared.fatal) return;
+      index = shared.next++;
+    }
+    const KbProblemFile& f = todo[index];
+    const std::string where = gpu == "cpu" ? std::string("the CPU") : "GPU " + gpu;
+    if (r.progress) fmt::print(stderr, "kmcts kernelbench: {} on {} (started)\n", f.name, where);
+    const auto start = std::chrono::steady_clock::now();
+    std::string line;
+    try {
+      auto result = run_problem(r, f, gpu, inner_progress);
+      line = result ? outcome_line(*result) : "interrupted; `kmcts kernelbench` with the same --out resumes it";
+    } catch (const InputError& e) {
+      std::lock_guard<std::mutex> lock(shared.mutex);
+      if (!shared.fatal) shared.fatal = e;
+      g_stop.store(true);
+      return;
+    } catch (const std::exception& e) {  // one problem's failure is recorded, the others go on
+      json failed = {{"problem", f.name}, {"file", f.path.string()}, {"status", "error"}, {"message", e.what()},
+                     {"correct", false}, {"gpu", gpu}};
+      write_file_atomic(r.out / "problems" / (f.name + ".json"), failed.dump(2) + "\n");
+      line = std::string("error: ") + e.what();
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard<std::mutex> lock(shared.mutex);
+    ++shared.done;
+    if (r.progress)
+      fmt::print(stderr, "kmcts kernelbench: [{}/{}] {} on {}: {} ({:.0f} s)\n", already + shared.done, total, f.name,
+                 where, line, seconds);
+  }
+}
+
+}  // namespace
+
+void request_leaderboard_stop() {
+  g_stop.store(true);
+  Coordinator::request_stop();
+}
+
+json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
+  if (r.out.empty()) throw InputError("kmcts kernelbench needs --out DIR");
+  if (r.gpus.empty()) throw InputError("--gpus lists no device");
+  if (r.mode != "hardened" && r.mode != "faithful")
+    throw InputError(fmt::format("--mode '{}' is not known (hardened, faithful)", r.mode));
+  const std::vector<KbProblemFile> files = select_problems(discover_level(r.kb_root, r.level), r.problems);
+  for (const auto& f : files) load_problem(f.path);  // names a file that is not a KernelBench problem
+  fs::create_directories(r.out / "problems");
+  FolderLock lock(r.out);  // one campaign per folder at a time
+  check_or_record_campaign(r.out, campaign_record(r, files), r.command_line);
+
+  std::vector<KbProblemFile> todo;
+  for (const auto& f : files)
+    if (!fs::exists(r.out / "problems" / (f.name + ".json"))) todo.push_back(f);
+  if (r.progress)
+    fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before), {} mode, GPUs {}\n", r.level,
+               files.size(), files.size() - todo.size(), r.mode, fmt::join(r.gpus, ","));
+  g_stop.store(false);
+  Shared shared;
+  std::vector<std::thread> threads;
+  for (const std::string& gpu : r.gpus)
+    threads.emplace_back(gpu_worker, std::cref(r), std::cref(todo), gpu, files.size(), files.size() - todo.size(),
+                         std::ref(shared));
+  // A search that starts just after a stop request would clear it: repeat the request until
+  // every worker is back.
+  std::atomic<bool> joined{false};
+  std::thread reasserter([&joined] {
+    while (!joined.load()) {
+      if (g_stop.load()) Coordinator::request_stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  for (auto& t : threads) t.join();
+  joined.store(true);
+  reasserter.join();
+  if (shared.fatal) throw *shared.fatal;
+
+  std::vector<json> results;
+  json unfinished = json::array();
+  for (const auto& f : files) {
+    const fs::path file = r.out / "problems" / (f.name + ".json");
+    if (fs::exists(file))
+      results.push_back(json::parse(read_file(file)));
+    else
+      unfinished.push_back(f.name);
+  }
+  json summary = leaderboard_summary(results);
+  summary["unfinished"] = unfinished;
+  const json run = campaign_record(r, files);
+  write_file_atomic(r.out / "summary.json", json{{"campaign", run}, {"leaderboard", summary}}.dump(2) + "\n");
+  std::string md = leaderboard_markdown(summary, run);
+  if (!unfinished.empty())
+    md += fmt::format("\n{} problems unfinished: run the same command again to resume.\n", unfinished.size());
+  write_file_atomic(r.out / "summary.md", md);
+  return summary;
+}
+
+}  // namespace kmcts

@@ -1,0 +1,127 @@
+"""The candidate's side of kmcts's hardened KernelBench evaluation (hardened.py is the trusted
+side): a process of its own that loads the candidate file and builds ModelNew, and never sees
+the problem's Model, the reference outputs or the harness's state. Inputs and output slots
+arrive from the trusted side as shared tensors (CUDA IPC on a GPU, shared memory on the CPU);
+each call's output is copied into a slot the trusted side then checks. Timing is by CUPTI in
+this process (kb_timer.py), one window per call.
+
+Messages (dicts over a multiprocessing Pipe), answered with {"ok": True, ...} or {"error": ...}:
+  bind {key, inputs, slots}  keep tensors under a key      unbind {key}
+  call {key}                 one call, output to slot 0    quit
+  time {keys, per_key}       per_key timed calls on each key in turn, outputs to slots[0..per_key)"""
+
+import importlib.util
+import os
+import sys
+import traceback
+
+
+class CandidateError(Exception):
+    """A failure of the candidate (not of the harness), reported with its stage."""
+
+
+def error_reply(stage, e):
+    reply = {"stage": stage, "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
+    if isinstance(e, CandidateError):
+        reply.update(error=str(e), wrong_output=True)
+    return reply
+
+
+def store(out, slot):
+    """Copies a call's output into its slot; 1 when the copy needed a kernel (a cast or a
+    strided source), 0 when it was a plain memcpy."""
+    import torch
+    if not isinstance(out, torch.Tensor):
+        raise CandidateError(f"ModelNew returned {type(out).__name__}, not a tensor")
+    if tuple(out.shape) != tuple(slot.shape):
+        raise CandidateError(f"output shape {tuple(out.shape)}, expected {tuple(slot.shape)}")
+    if out.dtype != slot.dtype:
+        raise CandidateError(f"output dtype {out.dtype}, expected {slot.dtype}")
+    if out.device != slot.device:
+        raise CandidateError(f"output on {out.device}, expected {slot.device}")
+    slot.copy_(out)
+    return 0 if out.is_contiguous() else 1
+
+
+def serve(conn, model, timer, device):
+    import torch
+    bound = {}
+    while True:
+        msg = conn.recv()
+        op = msg["op"]
+        if op == "quit":
+            return
+        try:
+            if op == "bind":
+                bound[msg["key"]] = (msg["inputs"], msg["slots"])
+                conn.send({"ok": True})
+            elif op == "unbind":
+                bound.pop(msg["key"], None)
+                conn.send({"ok": True})
+            elif op == "call":
+                inputs, slots = bound[msg["key"]]
+                with torch.no_grad():
+                    out = model(*inputs)
+                    own = store(out, slots[0])
+                if device.type == "cuda":
+                    torch.cuda.synchronize(device)
+                conn.send({"ok": True, "own_kernels": own})
+            elif op == "time":
+                conn.send(time_block(model, timer, bound, msg["keys"], msg["per_key"], device))
+        except Exception as e:  # the candidate failed (or a CUDA fault): the trusted side decides
+            conn.send(error_reply(op, e))
+
+
+def time_block(model, timer, bound, keys, per_key, device):
+    import torch
+    samples = []
+    own = 0
+    with torch.no_grad():
+        timer.measure(lambda: None)  # closes the books on work between blocks
+        for j in range(per_key):
+            for key in keys:
+                inputs, slots = bound[key]
+                timer.flush()
+                sample, out = timer.measure(lambda: model(*inputs))
+                own += store(out, slots[j])
+                samples.append(sample)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        tail, _ = timer.measure(lambda: None)  # the last call's stragglers
+    return {"ok": True, "samples": samples, "own_kernels": own, "tail_stray": tail["stray_before"]}
+
+
+def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
+    """Entry point in the spawned process."""
+    os.dup2(2, 1)  # the candidate's prints must not reach the trusted side's stdout
+    sys.stdout = sys.stderr
+    import torch
+    import torch.multiprocessing  # noqa: F401 - tensors arrive as shared handles
+    from kb_timer import make_timer
+    device = torch.device("cpu") if device_arg == "cpu" else torch.device(f"cuda:{int(device_arg)}")
+    if device.type == "cuda":
+        torch.cuda.set_device(device)
+    try:
+        timer = make_timer(device, timer_library)
+    except Exception as e:
+        conn.send(error_reply("timer", e))
+        return
+    try:
+        spec = importlib.util.spec_from_file_location("kmcts_kb_candidate", candidate_path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cls = module.ModelNew
+    except BaseException as e:  # noqa: BLE001 - SystemExit from a build failure included
+        conn.send(error_reply("load", e))
+        return
+    try:
+        torch.manual_seed(seed)
+        if device.type == "cuda":
+            torch.cuda.manual_seed(seed)
+        init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in init_inputs]
+        model = cls(*init).to(device)
+    except Exception as e:
+        conn.send(error_reply("init", e))
+        return
+    conn.send({"ok": True, "ready": True})
+    serve(conn, model, timer, device)

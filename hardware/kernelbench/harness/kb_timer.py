@@ -1,0 +1,69 @@
+"""Timers of the hardened KernelBench evaluation: CUPTI through kmcts's libkmcts_kb_timer.so on a
+GPU (the union of all kernel, memcpy and memset intervals on any stream in the call's window,
+and the kernels that ran outside any window), and a wall-clock stand-in on the CPU (tests of
+the protocol logic without a GPU; not a measurement)."""
+
+import ctypes
+import time
+
+
+class Sample(ctypes.Structure):
+    _fields_ = [("union_ns", ctypes.c_uint64), ("window_ns", ctypes.c_uint64), ("kernels", ctypes.c_int32),
+                ("memcpys", ctypes.c_int32), ("memsets", ctypes.c_int32), ("streams", ctypes.c_int32),
+                ("stray_before", ctypes.c_int32), ("stray_after", ctypes.c_int32)]
+
+
+LAUNCH = ctypes.CFUNCTYPE(None)
+
+
+class CuptiTimer:
+    def __init__(self, library, flush_bytes=0):
+        self.lib = ctypes.CDLL(library)
+        self.error = ctypes.create_string_buffer(1024)
+        self.lib.kmcts_kb_timer_open.argtypes = [ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int]
+        self.lib.kmcts_kb_timer_flush.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self.lib.kmcts_kb_timer_measure.argtypes = [LAUNCH, ctypes.POINTER(Sample), ctypes.c_char_p, ctypes.c_int]
+        self._check(self.lib.kmcts_kb_timer_open(flush_bytes, self.error, len(self.error)), "opening the CUPTI timer")
+
+    def _check(self, rc, what):
+        if rc != 0:
+            raise RuntimeError(f"{what}: {self.error.value.decode(errors='replace')}")
+
+    def flush(self):
+        self._check(self.lib.kmcts_kb_timer_flush(self.error, len(self.error)), "L2 flush")
+
+    def measure(self, call):
+        """Times call(); returns (sample dict, call's return value). An exception in call is
+        re-raised after the window closes."""
+        box = {}
+
+        def launch():
+            try:
+                box["value"] = call()
+            except BaseException as e:  # noqa: BLE001 - carried across the C frame
+                box["error"] = e
+
+        sample = Sample()
+        self._check(self.lib.kmcts_kb_timer_measure(LAUNCH(launch), ctypes.byref(sample), self.error,
+                                                    len(self.error)), "CUPTI measurement")
+        if "error" in box:
+            raise box["error"]
+        return {name: getattr(sample, name) for name, _ in Sample._fields_}, box.get("value")
+
+
+class WallTimer:
+    """--device cpu: perf_counter around the call, nothing to flush, no strays."""
+
+    def flush(self):
+        pass
+
+    def measure(self, call):
+        start = time.perf_counter_ns()
+        value = call()
+        ns = time.perf_counter_ns() - start
+        return {"union_ns": ns, "window_ns": ns, "kernels": 0, "memcpys": 0, "memsets": 0, "streams": 0,
+                "stray_before": 0, "stray_after": 0}, value
+
+
+def make_timer(device, library):
+    return WallTimer() if device.type != "cuda" else CuptiTimer(library)

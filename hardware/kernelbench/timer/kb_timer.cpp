@@ -1,0 +1,79 @@
+// kb_timer.h over ActivityTimer and the worker's L2 flush, for the KernelBench harness.
+#include "hardware/kernelbench/timer/kb_timer.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "hardware/cuda/cupti/activity_timer.hpp"
+
+namespace {
+
+std::unique_ptr<kmcts::cuda::ActivityTimer> g_timer;
+void* g_flush = nullptr;
+uint64_t g_flush_bytes = 0;
+unsigned char g_flush_value = 0;
+
+int fail(const std::string& what, char* error, int error_len) {
+  if (error != nullptr && error_len > 0) {
+    std::strncpy(error, what.c_str(), static_cast<size_t>(error_len) - 1);
+    error[error_len - 1] = '\0';
+  }
+  return -1;
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+}  // namespace
+
+extern "C" int kmcts_kb_timer_open(uint64_t flush_bytes, char* error, int error_len) {
+  try {
+    if (g_timer) return 0;
+    int device = 0, l2 = 0;
+    check(cudaGetDevice(&device), "cudaGetDevice");
+    check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
+    g_flush_bytes = flush_bytes ? flush_bytes : std::max<uint64_t>(2ull * static_cast<uint64_t>(l2), 128ull << 20);
+    check(cudaMalloc(&g_flush, g_flush_bytes), "cudaMalloc of the L2 flush buffer");
+    g_timer = std::make_unique<kmcts::cuda::ActivityTimer>();
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what(), error, error_len);
+  }
+}
+
+extern "C" int kmcts_kb_timer_flush(char* error, int error_len) {
+  try {
+    if (!g_timer) throw std::runtime_error("kmcts_kb_timer_open was not called");
+    check(cudaMemset(g_flush, ++g_flush_value, g_flush_bytes), "the L2 flush");
+    check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+    check(cudaDeviceSynchronize(), "after the L2 flush");
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what(), error, error_len);
+  }
+}
+
+extern "C" int kmcts_kb_timer_measure(kmcts_kb_launch launch, kmcts_kb_sample* out, char* error, int error_len) {
+  try {
+    if (!g_timer) throw std::runtime_error("kmcts_kb_timer_open was not called");
+    const kmcts::cuda::ActivitySample s = g_timer->measure([launch] { launch(); });
+    *out = kmcts_kb_sample{s.union_ns,
+                           s.window_ns,
+                           s.kernels,
+                           s.memcpys,
+                           s.memsets,
+                           static_cast<int32_t>(s.streams.size()),
+                           s.stray_before,
+                           s.stray_after};
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what(), error, error_len);
+  }
+}
+
+extern "C" uint64_t kmcts_kb_timer_flush_bytes(void) { return g_flush_bytes; }

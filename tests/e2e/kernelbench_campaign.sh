@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `kmcts kernelbench` on the CPU (Debian's python3-torch; skipped with 77 where no python3 has
+# torch): a level-style folder of three small problems, submissions as the agents, hardened
+# mode. The campaign is killed with SIGKILL in the middle, run again with the same arguments
+# (resumed: finished problems kept, the interrupted one continued), and the summary must hold
+# every problem with the verdicts its submissions deserve.
+# Usage: kernelbench_campaign.sh KMCTS_BINARY SOURCE_DIR
+set -uo pipefail
+kmcts=$1
+src=$2
+source "$src/tests/fixtures/kernelbench/e2e_setup.sh"
+cheats="$src/problems/kernelbench-format/cheats/4_scale_bias"
+mkdir -p "$work/kb/level1" "$work/subs/1_scale_a" "$work/subs/2_scale_b" "$work/subs/3_scale_c"
+for n in 1_scale_a 2_scale_b 3_scale_c; do cp "$fixtures/small_scale_bias.py" "$work/kb/level1/$n.py"; done
+cp "$fixtures/small_correct.py" "$work/subs/1_scale_a/1.py"
+cp "$fixtures/small_wrong.py" "$work/subs/2_scale_b/1.py"
+cp "$cheats/stale_result.py" "$work/subs/2_scale_b/2.py"
+cp "$cheats/library_call.py" "$work/subs/3_scale_c/1.py"
+cp "$fixtures/small_correct.py" "$work/subs/3_scale_c/2.py"
+args=(kernelbench --kb-root "$work/kb" --level 1 --budget 3 --gpus cpu --out "$work/out"
+  --set agents.backend=submissions --set agents.submissions.dir="$work/subs"
+  --set search.strategy=random --set search.random.root_only=true --set search.workers=1
+  --set evaluator.kernelbench.python="$python" --set evaluator.cache_dir="$work/cache")
+campaign() { "$kmcts" "${args[@]}" "$@"; }
+# A first run, killed once the first problem is done and the second has started.
+"$kmcts" "${args[@]}" > "$work/first.out" 2> "$work/first.err" &
+pid=$!
+for _ in $(seq 1 600); do
+  [ -f "$work/out/problems/1_scale_a.json" ] && [ -f "$work/out/runs/2_scale_b/run.sqlite" ] && break
+  kill -0 $pid 2>/dev/null || break
+  sleep 0.1
+done
+# While it runs, a second campaign in the same folder is refused.
+kill -0 $pid 2>/dev/null || fail "the first campaign ended before it could be killed: $(cat "$work/first.err")"
+out=$(campaign --quiet 2>&1) && fail "a second campaign in the same folder was accepted: $out"
+grep -q "in use by kmcts process $pid" <<<"$out" || fail "the refusal does not name the running process: $out"
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+[ -f "$work/out/problems/1_scale_a.json" ] || fail "the first problem had no result before the kill: $(cat "$work/first.err")"
+first_done=$(stat -c %Y "$work/out/problems/1_scale_a.json")
+# A different mode in the same folder is refused before anything runs.
+out=$(campaign --mode faithful 2>&1) && fail "a campaign with another mode was accepted: $out"
+grep -q "mode" <<<"$out" || fail "the refusal does not name the mode: $out"
+# Resumed.
+out=$(campaign --quiet 2>&1) || fail "the resumed campaign exited $?: $out"
+[ "$(stat -c %Y "$work/out/problems/1_scale_a.json")" = "$first_done" ] || fail "the finished problem was redone"
+summary="$work/out/summary.json"
+[ -f "$work/out/summary.md" ] || fail "no summary.md"
+check() { "$python" - "$summary" "$work/out/problems" <<'PY'
+import json, sys, os
+s = json.load(open(sys.argv[1]))["leaderboard"]
+p = {n: json.load(open(os.path.join(sys.argv[2], n + ".json"))) for n in ("1_scale_a", "2_scale_b", "3_scale_c")}
+assert s["problems"] == 3 and s["unfinished"] == [], s
+assert s["correct"] == 2, s
+assert p["1_scale_a"]["correct"] and p["3_scale_c"]["correct"] and not p["2_scale_b"]["correct"], p
+assert p["1_scale_a"]["speedup"]["eager"] > 0 and p["1_scale_a"]["best"]["node"] != 0, p["1_scale_a"]
+bad = p["2_scale_b"]["failures_by_verdict"]
+assert bad.get("wrong_answer") == 2, bad
+assert p["3_scale_c"]["failures_by_verdict"].get("rejected") == 1, p["3_scale_c"]
+assert abs(s["fast_p"]["eager"]["0"] - 2 / 3) < 1e-9, s["fast_p"]
+assert os.path.exists(os.path.join(sys.argv[2], "1_scale_a.best.py"))
+print("summary ok")
+PY
+}
+check || fail "summary: $(cat "$summary")"
+echo "1 passed, 0 failed"

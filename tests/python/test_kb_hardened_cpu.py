@@ -1,0 +1,96 @@
+"""The hardened KernelBench harness (hardware/kernelbench/harness/hardened.py) on the CPU with
+Debian's python3-torch: the candidate in its own process, correctness over several input
+distributions, inputs checked unmodified, every timed output checked with inputs redrawn in
+place, the static screen as a verdict, and the cheat corpus of problems/kernelbench-format/cheats
+(each file says what it must get: "expect: VERDICT [text]"). Skipped without torch."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+HARNESS = os.path.join(ROOT, "hardware", "kernelbench", "harness", "hardened.py")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "kernelbench")
+PROBLEM = os.path.join(FIXTURES, "small_scale_bias.py")  # the same Model as level1/4_scale_bias.py
+CHEATS = os.path.join(ROOT, "problems", "kernelbench-format", "cheats", "4_scale_bias")
+
+try:
+    import torch  # noqa: F401
+    HAVE_TORCH = True
+except ImportError:
+    HAVE_TORCH = False
+
+
+def evaluate(candidate, *extra):
+    run = subprocess.run([sys.executable, HARNESS, "--problem", PROBLEM, "--candidate", candidate, "--device", "cpu",
+                          "--no-compile", "--max-time-s", "0.2", *extra],
+                         capture_output=True, text=True, timeout=300, check=False)
+    lines = run.stdout.strip().splitlines()
+    if not lines:
+        raise AssertionError(f"no result from the harness (exit {run.returncode}): {run.stderr[-2000:]}")
+    return json.loads(lines[-1])
+
+
+def verdict(result):
+    if "infra_error" in result:
+        return "infra_error"
+    if not result.get("compiled"):
+        return "compile_error"
+    for key in ("rejected", "wrong_answer"):
+        if key in result:
+            return key
+    if result.get("error"):
+        return "crash"
+    return "ok" if result.get("correct") else "wrong_answer"
+
+
+def message(result):
+    failed = [t.get("error", "") for t in result.get("trials", []) if not t.get("ok")]
+    return " ".join([result.get("rejected", ""), result.get("wrong_answer", ""), result.get("error") or ""] + failed)
+
+
+@unittest.skipUnless(HAVE_TORCH, "no torch")
+class Hardened(unittest.TestCase):
+    def test_correct_candidate_is_timed_by_medians_with_an_interval(self):
+        r = evaluate(os.path.join(FIXTURES, "small_correct.py"))
+        self.assertEqual(verdict(r), "ok", message(r))
+        self.assertEqual(r["score"], "median")
+        self.assertEqual([t["distribution"] for t in r["trials"]],
+                         ["problem", "uniform", "negative", "heavy_tailed", "problem"])
+        lo, hi = r["speedup_ci"]["eager"]
+        self.assertLessEqual(lo, r["speedup"]["eager"])
+        self.assertGreaterEqual(hi, r["speedup"]["eager"])
+        self.assertGreaterEqual(r["runtime_ms"]["candidate"]["n"], 20)
+        self.assertEqual(r["screen"]["verdict"], "clean")
+
+    def test_failures_of_the_candidate_process(self):
+        self.assertEqual(verdict(evaluate(os.path.join(FIXTURES, "small_wrong.py"))), "wrong_answer")
+        raised = evaluate(os.path.join(FIXTURES, "small_raises.py"))
+        self.assertEqual(verdict(raised), "crash")
+        self.assertIn("illegal memory access", raised["error"])
+        self.assertEqual(verdict(evaluate(os.path.join(FIXTURES, "small_no_model.py"))), "compile_error")
+
+    def test_screen_record_mode_runs_a_flagged_candidate(self):
+        r = evaluate(os.path.join(CHEATS, "library_call.py"), "--screen", "record")
+        self.assertEqual(r["screen"]["verdict"], "flagged")
+        self.assertEqual(verdict(r), "ok", message(r))  # a matmul by diag(scale) is correct, only flagged
+
+    def test_every_planted_cheat_gets_its_verdict(self):
+        names = sorted(f for f in os.listdir(CHEATS) if f.endswith(".py"))
+        self.assertGreaterEqual(len(names), 12)
+        for name in names:
+            with self.subTest(cheat=name):
+                with open(os.path.join(CHEATS, name), encoding="utf-8") as f:
+                    m = re.search(r"expect: (\w+)(?: (.+))?", f.read())
+                self.assertIsNotNone(m, f"{name} says nothing of what it must get")
+                r = evaluate(os.path.join(CHEATS, name))
+                self.assertEqual(verdict(r), m.group(1), message(r))
+                if m.group(2):
+                    self.assertIn(m.group(2).strip(), message(r))
+
+
+if __name__ == "__main__":
+    unittest.main()

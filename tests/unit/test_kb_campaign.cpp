@@ -1,0 +1,84 @@
+// `kmcts kernelbench`'s parts that need no search: finding a level's problems in a checkout,
+// the --problems selection, and the leaderboard arithmetic on a fixed set of results.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "campaigns/kb_leaderboard.hpp"
+#include "campaigns/kb_problems.hpp"
+#include "core/error.hpp"
+#include "scratch.hpp"
+
+using namespace kmcts;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+fs::path fake_checkout() {
+  const fs::path root = kmcts::test::fresh_dir("kb-checkout");
+  const fs::path level = root / "KernelBench" / "level1";
+  fs::create_directories(level);
+  for (const char* name : {"1_Square_matmul.py", "2_ReLU.py", "10_Softmax.py", "19_ReLU_big.py", "README.md", "notes.py"})
+    std::ofstream(level / name) << "# stand-in\n";
+  return root;
+}
+
+std::vector<std::string> names(const std::vector<KbProblemFile>& files) {
+  std::vector<std::string> out;
+  for (const auto& f : files) out.push_back(f.name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kernelbench campaign: a level's problems come by number from a checkout or a plain folder") {
+  const fs::path root = fake_checkout();
+  const auto all = discover_level(root, 1);
+  CHECK(names(all) == std::vector<std::string>{"1_Square_matmul", "2_ReLU", "10_Softmax", "19_ReLU_big"});
+  CHECK(all[2].number == 10);
+  CHECK(names(discover_level(root / "KernelBench", 1)).size() == 4);  // KB_ROOT/level1 works too
+  CHECK_THROWS_WITH_AS(discover_level(root, 2), doctest::Contains("level2"), InputError);
+}
+
+TEST_CASE("kernelbench campaign: --problems takes numbers, ranges and names, and names what matches nothing") {
+  const auto all = discover_level(fake_checkout(), 1);
+  CHECK(names(select_problems(all, "")) == names(all));
+  CHECK(names(select_problems(all, "1-2")) == std::vector<std::string>{"1_Square_matmul", "2_ReLU"});
+  CHECK(names(select_problems(all, "19, Softmax,2_ReLU")) == std::vector<std::string>{"2_ReLU", "10_Softmax", "19_ReLU_big"});
+  CHECK(names(select_problems(all, "3-12")) == std::vector<std::string>{"10_Softmax"});
+  CHECK_THROWS_WITH_AS(select_problems(all, "1,GELU,50-60"), doctest::Contains("GELU, 50-60"), InputError);
+}
+
+TEST_CASE("kernelbench campaign: fast_p, means and the audit lists on a fixed set of results") {
+  auto result = [](const char* name, bool correct, double eager, json compile) {
+    return json{{"problem", name}, {"status", "completed"},      {"correct", correct},
+                {"speedup", {{"eager", eager}, {"compile", compile}}}, {"evaluations", 10},
+                {"gpu_seconds", 20.0}, {"tokens", 1000},        {"dollars", 0.5}};
+  };
+  std::vector<json> problems = {result("a", true, 2.0, 1.0), result("b", true, 0.5, nullptr),
+                                result("c", false, 3.0, 3.0), result("d", true, 12.0, 0.9)};
+  problems.push_back({{"problem", "e"}, {"status", "error"}, {"message", "harness died"}, {"correct", false},
+                      {"hygiene", {{"findings", json::array({{{"finding", "zero_output_passes"}, {"detail", "tiny"}}})}}}});
+  CHECK(fast_p(problems, "eager", 0.0) == doctest::Approx(3.0 / 5));
+  CHECK(fast_p(problems, "eager", 1.0) == doctest::Approx(2.0 / 5));  // a and d; c is not correct
+  CHECK(fast_p(problems, "compile", 1.0) == doctest::Approx(0.0));     // 1.0 is not faster than 1
+  CHECK(fast_p(problems, "compile", 0.8) == doctest::Approx(2.0 / 5));
+  const json s = leaderboard_summary(problems);
+  CHECK(s["correct"] == 3);
+  CHECK(s["correct_fraction"].get<double>() == doctest::Approx(0.6));
+  CHECK(s["geomean_speedup"]["eager"].get<double>() == doctest::Approx(std::cbrt(2.0 * 0.5 * 12.0)));
+  CHECK(s["mean_speedup"]["eager"].get<double>() == doctest::Approx(14.5 / 3));
+  CHECK(s["speedups_counted"]["compile"] == 2);
+  CHECK(s["cost_per_problem"]["gpu_seconds"].get<double>() == doctest::Approx(80.0 / 5));
+  REQUIRE(s["excessive_speedups"].size() == 1);
+  CHECK(s["excessive_speedups"][0]["problem"] == "d");
+  REQUIRE(s["vacuous"].size() == 1);
+  CHECK(s["vacuous"][0]["problem"] == "e");
+  REQUIRE(s["failed"].size() == 1);
+  const std::string md = leaderboard_markdown(s, {{"level", 1}, {"mode", "hardened"}, {"budget", 10}});
+  CHECK(md.find("| eager | 0.600 |") != std::string::npos);
+  CHECK(md.find("d: 12.00x vs eager") != std::string::npos);
+  CHECK(md.find("e: zero_output_passes (tiny)") != std::string::npos);
+  CHECK(leaderboard_summary({})["geomean_speedup"]["eager"].is_null());
+}
