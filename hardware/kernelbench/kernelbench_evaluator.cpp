@@ -5,10 +5,12 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/install_paths.hpp"
 #include "core/text.hpp"
 #include "hardware/compiler.hpp"
+#include "hardware/cuda/devices.hpp"
 #include "hardware/sandbox.hpp"
 #include "hardware/worker_result.hpp"
 
@@ -34,6 +36,11 @@ KMCTS_OPTION("evaluator.kernelbench.screen", String, "reject", std::nullopt, std
              "Hardened mode: a candidate the static screen flags is rejected (reject) or only recorded (record)")
 KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::nullopt,
              "Hardened mode: the CUPTI timing library (libkmcts_kb_timer.so); empty = the one built or installed with kmcts")
+KMCTS_OPTION("evaluator.kernelbench.prebuild", Bool, true, std::nullopt, std::nullopt,
+             "Build a candidate's extensions (load_inline) on the CPU pool with no GPU visible, cached by content, "
+             "before its evaluation holds the GPU")
+KMCTS_OPTION("evaluator.kernelbench.cuda_arch", String, "", std::nullopt, std::nullopt,
+             "TORCH_CUDA_ARCH_LIST for prebuilds, e.g. 9.0; empty = the evaluation GPU's (kmcts-cuda-probe)")
 KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
              "Wall-clock limit of one evaluation, load_inline build included")
 
@@ -58,6 +65,8 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   if (s.screen != "reject" && s.screen != "record")
     throw InputError(fmt::format("evaluator.kernelbench.screen '{}' is not known (reject, record)", s.screen));
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
+  s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
+  s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
   s.time_compile = c.get_bool("evaluator.kernelbench.time_compile") || s.baseline == "compile";
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
     throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
@@ -77,6 +86,17 @@ fs::path kernelbench_timer_library() {
 }
 
 namespace {
+
+// "9.0" for the GPU's "sm_90", as TORCH_CUDA_ARCH_LIST spells it; "" when the probe cannot tell.
+std::string probed_arch(const std::string& device) {
+  const json probe = cuda::probe_devices();
+  for (const json& d : probe.value("devices", json::array())) {
+    const std::string arch = d.value("arch", "");
+    if (std::to_string(d.value("index", -1)) != device || arch.size() < 5 || arch.rfind("sm_", 0) != 0) continue;
+    return arch.substr(3, arch.size() - 4) + "." + arch.substr(arch.size() - 1);
+  }
+  return "";
+}
 
 TimingStats stats_of(const json& runtime, const char* which) {
   std::vector<double> ns;
@@ -172,35 +192,82 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
     throw InputError(fmt::format("the KernelBench harness '{}' does not exist (evaluator.kernelbench.harness)",
                                  harness_.string()));
   if (settings_.timer_lib.empty()) settings_.timer_lib = kernelbench_timer_library().string();
+  seed_hash_ = sha256_hex(problem_.seed_source);
+  if (settings_.device == "cpu") settings_.prebuild = false;  // CPU candidates build nothing for a GPU
+  if (settings_.prebuild && settings_.cuda_arch.empty()) settings_.cuda_arch = probed_arch(settings_.device);
+  if (settings_.cuda_arch.empty()) settings_.prebuild = false;  // no GPU to build for: builds at evaluation
   candidates_ = fs::absolute(settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
   fs::create_directories(candidates_);
+}
+
+fs::path KernelBenchEvaluator::extensions_dir(const std::string& source_hash) const {
+  return candidates_ / "extensions" / source_hash;
 }
 
 BuildResult KernelBenchEvaluator::build(const std::string& source) {
   BuildResult b;
   b.source_hash = sha256_hex(source);
   const fs::path file = candidates_ / (b.source_hash + ".py");
-  b.cached = fs::exists(file);
-  if (!b.cached) {
+  const bool stored = fs::exists(file);
+  if (!stored) {
     const fs::path part = file.string() + ".part";
     std::ofstream(part, std::ios::binary) << source;
     fs::rename(part, file);  // whole files only, whoever else writes the same candidate
   }
-  b.ok = true;
   b.artifact = file.string();
+  b.ok = true;
+  const fs::path built = extensions_dir(b.source_hash) / "prebuilt.json";
+  // Only a candidate that builds extensions has something to prebuild (torch's import alone is
+  // 3 s of a CPU slot).
+  const bool builds = source.find("cpp_extension") != std::string::npos || source.find("load_inline") != std::string::npos;
+  b.cached = settings_.prebuild && builds ? fs::exists(built) : stored;
+  if (!settings_.prebuild || !builds || b.cached) return b;
+  fs::create_directories(built.parent_path());
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s;
+  limits.max_output_bytes = 4u << 20;
+  const fs::path script = harness_.parent_path() / "prebuild.py";
+  const SandboxResult run = run_sandboxed(
+      {"env", "CUDA_VISIBLE_DEVICES=", "TORCH_EXTENSIONS_DIR=" + built.parent_path().string(),
+       "TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch, settings_.python, script.string(), file.string()},
+      limits, harness_.parent_path());
+  b.seconds = run.wall_seconds;
+  json answer;
+  try {
+    answer = json::parse(last_line(run.out));
+  } catch (const std::exception&) {  // the evaluation builds it, holding the GPU
+    b.log = "prebuild gave no answer: " + last_line(run.err);
+    return b;
+  }
+  if (answer.value("ok", false)) {
+    write_file_atomic(built, answer.dump() + "\n");
+  } else if (answer.value("build_error", false)) {
+    b.ok = false;
+    b.log = answer.value("error", std::string()) + "\n" + answer.value("traceback", std::string()) + run.err;
+  } else {
+    b.log = "prebuild: " + answer.value("error", std::string());  // judged at the evaluation
+  }
   return b;
 }
 
 EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
   const std::string problem_file = problem_.raw.value("kernelbench_file", std::string());
-  std::vector<std::string> argv = {settings_.python, harness_.string(), "--problem",  problem_file,
+  // The candidate's extensions live (and were prebuilt) under its own folder, built for the
+  // same architectures: other flags would make torch's ninja build them again.
+  std::vector<std::string> argv = {"env", "TORCH_EXTENSIONS_DIR=" + extensions_dir(build.source_hash).string()};
+  if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
+  const std::vector<std::string> common = {settings_.python, harness_.string(), "--problem",  problem_file,
                                    "--candidate",     build.artifact,    "--tolerance", settings_.tolerance,
                                    "--device",        settings_.device};
+  argv.insert(argv.end(), common.begin(), common.end());
   if (!settings_.time_compile) argv.push_back("--no-compile");
   const std::vector<std::string> by_mode =
       settings_.mode == "hardened"
-          ? std::vector<std::string>{"--screen", settings_.screen, "--timer-lib", settings_.timer_lib}
+          // The seed is the reference renamed: it calls the library by construction, and is
+          // never scored, so the screen only records what it finds there.
+          ? std::vector<std::string>{"--screen", build.source_hash == seed_hash_ ? "record" : settings_.screen,
+                                     "--timer-lib", settings_.timer_lib}
           : std::vector<std::string>{"--trials", std::to_string(settings_.trials)};
   argv.insert(argv.end(), by_mode.begin(), by_mode.end());
   SandboxLimits limits;
@@ -236,7 +303,7 @@ json KernelBenchEvaluator::describe() const {
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
           {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s},
-          {"device", settings_.device}};
+          {"device", settings_.device},   {"prebuild", settings_.prebuild}, {"cuda_arch", settings_.cuda_arch}};
 }
 
 }  // namespace kmcts

@@ -26,6 +26,8 @@ struct KernelBenchSettings {
   std::string screen = "reject";   // hardened: reject or record what the static screen flags
   std::string timer_lib;           // hardened: libkmcts_kb_timer.so; "" = kernelbench_timer_library()
   bool time_compile = false;       // time torch.compile of the reference too
+  bool prebuild = true;            // build extensions on the CPU pool before the GPU evaluation
+  std::string cuda_arch;           // TORCH_CUDA_ARCH_LIST of prebuilds; "" = probed
   std::string device = "0";        // GPU index, or "cpu" (protocol tests only)
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
@@ -43,8 +45,9 @@ EvalResult result_from_harness(const nlohmann::json& line, const std::string& ba
 class KernelBenchEvaluator : public Evaluator {
  public:
   KernelBenchEvaluator(Problem problem, KernelBenchSettings settings);
-  /// Stores the candidate by content hash (nothing to compile here: load_inline builds inside
-  /// the harness).
+  /// Stores the candidate by content hash and, with prebuild, builds its extensions with no GPU
+  /// visible into its own TORCH_EXTENSIONS_DIR (cached by content): a compiler failure is a
+  /// compile error here, anything else is left to the evaluation.
   BuildResult build(const std::string& source) override;
   EvalResult measure(const BuildResult& build) override;
   nlohmann::json describe() const override;
@@ -54,6 +57,8 @@ class KernelBenchEvaluator : public Evaluator {
   KernelBenchSettings settings_;
   std::filesystem::path harness_;
   std::filesystem::path candidates_;
+  std::string seed_hash_;  // the seed (Model renamed ModelNew) is exempt from the screen's verdict
+  std::filesystem::path extensions_dir(const std::string& source_hash) const;
 };
 
 }  // namespace kmcts

@@ -13,6 +13,8 @@ import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 HARNESS = os.path.join(ROOT, "hardware", "kernelbench", "harness", "hardened.py")
+sys.path.insert(0, os.path.dirname(HARNESS))
+from kb_metrics import harness_verdict as verdict  # noqa: E402
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "kernelbench")
 PROBLEM = os.path.join(FIXTURES, "small_scale_bias.py")  # the same Model as level1/4_scale_bias.py
 CHEATS = os.path.join(ROOT, "problems", "kernelbench-format", "cheats", "4_scale_bias")
@@ -32,19 +34,6 @@ def evaluate(candidate, *extra):
     if not lines:
         raise AssertionError(f"no result from the harness (exit {run.returncode}): {run.stderr[-2000:]}")
     return json.loads(lines[-1])
-
-
-def verdict(result):
-    if "infra_error" in result:
-        return "infra_error"
-    if not result.get("compiled"):
-        return "compile_error"
-    for key in ("rejected", "wrong_answer"):
-        if key in result:
-            return key
-    if result.get("error"):
-        return "crash"
-    return "ok" if result.get("correct") else "wrong_answer"
 
 
 def message(result):

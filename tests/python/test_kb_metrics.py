@@ -63,5 +63,47 @@ class Leaderboard(unittest.TestCase):
         self.assertEqual(set(board["fast_p"]), {"0.0", "0.5", "0.8", "1.0", "1.5", "2.0"})
 
 
+
+class HardenedStatistics(unittest.TestCase):
+    def test_median_and_its_relative_standard_error(self):
+        self.assertEqual(kb_metrics.median([3.0, 1.0, 2.0]), 2.0)
+        self.assertEqual(kb_metrics.median([4.0, 1.0, 2.0, 3.0]), 2.5)
+        self.assertEqual(kb_metrics.median_rse([1.0, 1.0]), math.inf)
+        # 100 values 1..100: ranks 50 -+ 9.8 -> [40, 60] (0-based indices 40 and 60: 41 and 61)
+        values = [float(v) for v in range(1, 101)]
+        self.assertAlmostEqual(kb_metrics.median_rse(values), (61 - 41) / (2 * 1.96) / 50.5)
+
+    def test_stopping_rule(self):
+        steady = [0.1] * 19
+        self.assertFalse(kb_metrics.enough_samples(steady, 0.0))            # fewer than 20
+        self.assertFalse(kb_metrics.enough_samples(steady + [0.1], 0.0))    # 2 ms < 50 ms of GPU time
+        self.assertTrue(kb_metrics.enough_samples([0.1] * 500, 0.0))        # 50 ms, RSE 0
+        self.assertTrue(kb_metrics.enough_samples([0.1] * 20, 2.0))         # the 2 s cap
+        self.assertFalse(kb_metrics.enough_samples([0.005] * 1500, 0.0))    # sub-10-us: 7.5 ms < 100 ms
+        self.assertFalse(kb_metrics.enough_samples([0.02] * 2000, 0.0, max_samples=5000))  # 40 ms of 20 us
+        self.assertTrue(kb_metrics.enough_samples([0.02] * 2500, 0.0, max_samples=5000))   # 50 ms
+        self.assertTrue(kb_metrics.enough_samples([0.005] * 2000, 0.0))     # the sample cap
+
+    def test_bootstrap_interval_is_seeded_and_contains_the_ratio(self):
+        ref = [2.0 + 0.01 * (k % 7) for k in range(200)]
+        cand = [1.0 + 0.01 * (k % 5) for k in range(200)]
+        ci = kb_metrics.bootstrap_speedup_ci(ref, cand)
+        self.assertEqual(ci, kb_metrics.bootstrap_speedup_ci(ref, cand))
+        ratio = kb_metrics.median(ref) / kb_metrics.median(cand)
+        self.assertLessEqual(ci[0], ratio)
+        self.assertGreaterEqual(ci[1], ratio)
+        self.assertIsNone(kb_metrics.bootstrap_speedup_ci([], cand))
+
+    def test_harness_verdicts(self):
+        v = kb_metrics.harness_verdict
+        self.assertEqual(v({"infra_error": "x"}), "infra_error")
+        self.assertEqual(v({"compiled": False}), "compile_error")
+        self.assertEqual(v({"compiled": False, "timeout": True}), "timeout")
+        self.assertEqual(v({"compiled": True, "rejected": "static screen"}), "rejected")
+        self.assertEqual(v({"compiled": True, "wrong_answer": "timed call"}), "wrong_answer")
+        self.assertEqual(v({"compiled": True, "error": "RuntimeError"}), "crash")
+        self.assertEqual(v({"compiled": True, "correct": False}), "wrong_answer")
+        self.assertEqual(v({"compiled": True, "correct": True}), "ok")
+
 if __name__ == "__main__":
     unittest.main()

@@ -138,3 +138,36 @@ TEST_CASE("kernelbench evaluator: the hardened harness's verdicts, and its media
   CHECK(result_from_harness({{"compiled", true}, {"timeout", true}, {"error", "no answer within 60 s (call)"}}, "eager")
             .verdict == Verdict::timeout);
 }
+
+TEST_CASE("kernelbench evaluator: prebuilds on the CPU pool, cached by content; a compiler failure is a compile error") {
+  Config config;
+  config.set_value("evaluator.kernelbench.python",
+                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
+  config.set_value("evaluator.kernelbench.cuda_arch", "9.0", "test");  // no probe needed
+  config.set_value("evaluator.cache_dir", kmcts::test::fresh_dir("kb-prebuild").string(), "test");
+  KernelBenchEvaluator evaluator(load_problem(kProblems / "level1" / "1_relu.py"), KernelBenchSettings::from_config(config));
+  CHECK(evaluator.describe()["prebuild"] == true);
+  const std::string good = "# reply: " + harness_line(true).dump() + "\nfrom torch.utils.cpp_extension import load_inline\n";
+  BuildResult first = evaluator.build(good);
+  CHECK(first.ok);
+  CHECK_FALSE(first.cached);
+  CHECK(first.log.empty());  // the fake answers ok only with no GPU visible and an extensions folder
+  CHECK(evaluator.build(good).cached);
+  const std::string broken =
+      "# prebuild: {\"ok\": false, \"build_error\": true, \"error\": \"RuntimeError: Error building extension 'k'\"}\n"
+      "load_inline(name='k')\n";
+  BuildResult failed = evaluator.build(broken);
+  CHECK_FALSE(failed.ok);
+  EvalResult r = evaluator.evaluate(broken);
+  CHECK(r.verdict == Verdict::compile_error);
+  CHECK(r.message.find("Error building extension") != std::string::npos);
+  // Not a compiler failure (e.g. the candidate wants a GPU at import): the evaluation decides.
+  BuildResult needs_gpu =
+      evaluator.build("# prebuild: {\"ok\": false, \"build_error\": false, \"error\": \"no GPU\"}\nload_inline()\n");
+  CHECK(needs_gpu.ok);
+  CHECK(needs_gpu.log.find("no GPU") != std::string::npos);
+  // Nothing to build: no prebuild process at all (its answer would have been a build error).
+  BuildResult plain = evaluator.build("# prebuild: {\"ok\": false, \"build_error\": true, \"error\": \"x\"}\n");
+  CHECK(plain.ok);
+  CHECK(plain.seconds == 0);
+}

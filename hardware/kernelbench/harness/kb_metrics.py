@@ -114,3 +114,18 @@ def bootstrap_speedup_ci(reference_ms, candidate_ms, statistic="median", resampl
     ratios.sort()
     tail = (1 - level) / 2
     return [ratios[int(tail * (resamples - 1))], ratios[int(math.ceil((1 - tail) * (resamples - 1)))]]
+
+
+def harness_verdict(result):
+    """The verdict of one harness JSON line (faithful.py or hardened.py), named as kmcts names
+    verdicts; the C++ evaluator reads the same keys (kernelbench_evaluator.cpp)."""
+    if "infra_error" in result:
+        return "infra_error"
+    if not result.get("compiled"):
+        return "timeout" if result.get("timeout") else "compile_error"
+    for key in ("rejected", "wrong_answer"):
+        if key in result:
+            return key
+    if result.get("error"):
+        return "timeout" if result.get("timeout") else "crash"
+    return "ok" if result.get("correct") else "wrong_answer"
