@@ -1,6 +1,9 @@
 // The LLM Planner, Coder and Debugger (registered as "llm"): a prompt template filled from the
 // search's context, one chat call, the reply parsed. A reply without a usable plan list or
 // code block is a failed expansion with the reason recorded, never a crash.
+#include <filesystem>
+#include <map>
+
 #include <fmt/format.h>
 
 #include "agents/llm/prompt.hpp"
@@ -21,12 +24,32 @@ std::set<std::string> with_common(std::set<std::string> names) {
   return names;
 }
 
-PromptTemplate load_template(const Config& c, const std::string& role, const std::set<std::string>& names,
-                             const std::set<std::string>& required) {
-  std::string dir = c.get_string("agents.llm.prompt_dir");
-  return PromptTemplate::load((dir.empty() ? default_prompt_dir() : std::filesystem::path(dir)) / (role + ".md"),
-                              with_common(names), required);
-}
+// A role's templates: PROMPT_DIR/<role>.md, and PROMPT_DIR/<kind>/<role>.md for problem kinds
+// that need their own (kernelbench: a Python file with ModelNew instead of a kernel). All are
+// read when the agent is built, so a bad template fails before the search starts.
+class RoleTemplates {
+ public:
+  RoleTemplates(const Config& c, const std::string& role, const std::set<std::string>& names,
+                const std::set<std::string>& required)
+      : fallback_(PromptTemplate::load(dir_of(c) / (role + ".md"), with_common(names), required)) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir_of(c)))
+      if (entry.is_directory() && std::filesystem::exists(entry.path() / (role + ".md")))
+        by_kind_.emplace(entry.path().filename().string(),
+                         PromptTemplate::load(entry.path() / (role + ".md"), with_common(names), required));
+  }
+  const PromptTemplate& for_kind(const std::string& kind) const {
+    auto it = by_kind_.find(kind);
+    return it == by_kind_.end() ? fallback_ : it->second;
+  }
+
+ private:
+  static std::filesystem::path dir_of(const Config& c) {
+    std::string dir = c.get_string("agents.llm.prompt_dir");
+    return dir.empty() ? default_prompt_dir() : std::filesystem::path(dir);
+  }
+  PromptTemplate fallback_;
+  std::map<std::string, PromptTemplate> by_kind_;
+};
 
 std::map<std::string, std::string> common_values(const Problem& p) {
   return {{"kind", p.kind}, {"problem_name", p.name}, {"problem_description", p.description},
@@ -91,9 +114,9 @@ class LlmPlanner final : public Planner {
   explicit LlmPlanner(const Config& c)
       : session_(Session::for_config(c)),
         role_(session_->role("planner", c)),
-        template_(load_template(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
+        templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
                                                "best_summary", "tried", "count"},
-                                {"parent_source", "count"})),
+                   {"parent_source", "count"}),
         hardware_(c.get_string("agents.llm.hardware")) {}
 
   PlanResult propose(const PlanContext& ctx) override {
@@ -114,7 +137,8 @@ class LlmPlanner final : public Planner {
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;
     try {
-      ChatReply reply = session_->chat(request_for(role_, template_.render(values), rng.next()), "planner", result.usage);
+      ChatReply reply = session_->chat(request_for(role_, templates_.for_kind(ctx.problem->kind).render(values), rng.next()),
+                                       "planner", result.usage);
       for (const auto& p : parse_plans(reply.text, ctx.count)) {
         Plan plan;
         plan.text = p.text;
@@ -132,14 +156,16 @@ class LlmPlanner final : public Planner {
  private:
   std::shared_ptr<Session> session_;
   RoleSettings role_;
-  PromptTemplate template_;
+  RoleTemplates templates_;
   std::string hardware_;
 };
 
 class LlmCoder final : public Coder {
  public:
   explicit LlmCoder(const Config& c)
-      : session_(Session::for_config(c)), role_(session_->role("coder", c)), template_(load_template(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"})) {}
+      : session_(Session::for_config(c)),
+        role_(session_->role("coder", c)),
+        templates_(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"}) {}
 
   CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
     auto values = common_values(problem);
@@ -147,21 +173,21 @@ class LlmCoder final : public Coder {
     values["plan"] = plan.text;
     // The same plan for the same parent is the same question: sample 0 (a repeat merges
     // into the existing node as a transposition).
-    return code_from(session_, role_, template_.render(values), 0, "llm coder");
+    return code_from(session_, role_, templates_.for_kind(problem.kind).render(values), 0, "llm coder", problem.kind);
   }
 
   static CodeResult code_from(const std::shared_ptr<Session>& session, const RoleSettings& role, std::string prompt,
-                              uint64_t sample, const char* who) {
+                              uint64_t sample, const char* who, const std::string& kind) {
     CodeResult out;
     try {
       ChatReply reply = session->chat(request_for(role, std::move(prompt), sample), role.role, out.usage);
-      if (auto code = extract_code(reply.text)) {
+      if (auto code = extract_code(reply.text, kind)) {
         out.ok = true;
         out.source = *code;
         out.meta = {{"agent", "llm"}, {"model", role.model}};
       } else {
-        out.error = fmt::format("{}: the reply has no complete C/C++/CUDA code block ({} characters, finish reason '{}')", who,
-                                reply.text.size(), reply.finish_reason);
+        out.error = fmt::format("{}: the reply has no complete {} code block ({} characters, finish reason '{}')", who,
+                                kind == "kernelbench" ? "Python" : "C/C++/CUDA", reply.text.size(), reply.finish_reason);
       }
     } catch (const LlmFailure& e) {
       out.error = fmt::format("{}: {}", who, e.what());
@@ -172,7 +198,7 @@ class LlmCoder final : public Coder {
  private:
   std::shared_ptr<Session> session_;
   RoleSettings role_;
-  PromptTemplate template_;
+  RoleTemplates templates_;
 };
 
 class LlmDebugger final : public Debugger {
@@ -180,8 +206,8 @@ class LlmDebugger final : public Debugger {
   explicit LlmDebugger(const Config& c)
       : session_(Session::for_config(c)),
         role_(session_->role("debugger", c)),
-        template_(load_template(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
-                                {"failed_source", "error"})) {}
+        templates_(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
+                   {"failed_source", "error"}) {}
 
   CodeResult repair(const DebugContext& ctx) override {
     auto values = common_values(*ctx.problem);
@@ -191,13 +217,14 @@ class LlmDebugger final : public Debugger {
     values["error"] = ctx.failed.result ? error_text(*ctx.failed.result) : "(no result recorded)";
     values["attempt"] = std::to_string(ctx.attempt + 1);
     CounterRng rng = ctx.rng;
-    return LlmCoder::code_from(session_, role_, template_.render(values), rng.next(), "llm debugger");
+    return LlmCoder::code_from(session_, role_, templates_.for_kind(ctx.problem->kind).render(values), rng.next(),
+                               "llm debugger", ctx.problem->kind);
   }
 
  private:
   std::shared_ptr<Session> session_;
   RoleSettings role_;
-  PromptTemplate template_;
+  RoleTemplates templates_;
 };
 
 }  // namespace

@@ -20,9 +20,10 @@ std::string trim(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-bool code_language(const std::string& tag) {
-  static const std::set<std::string> ok = {"", "c", "cc", "cpp", "c++", "cxx", "h", "hpp", "cuda", "cu"};
-  return ok.count(lower(trim(tag))) != 0;
+bool code_language(const std::string& tag, const std::string& kind) {
+  static const std::set<std::string> kernel = {"", "c", "cc", "cpp", "c++", "cxx", "h", "hpp", "cuda", "cu"};
+  static const std::set<std::string> python = {"", "python", "py", "python3"};
+  return (kind == "kernelbench" ? python : kernel).count(lower(trim(tag))) != 0;
 }
 
 }  // namespace
@@ -46,10 +47,10 @@ std::vector<CodeBlock> code_blocks(const std::string& text) {
   return out;
 }
 
-std::optional<std::string> extract_code(const std::string& reply) {
+std::optional<std::string> extract_code(const std::string& reply, const std::string& kind) {
   std::optional<std::string> best;
   for (auto& block : code_blocks(reply))
-    if (code_language(block.language)) best = std::move(block.code);
+    if (code_language(block.language, kind)) best = std::move(block.code);
   return best;
 }
 

@@ -15,10 +15,10 @@ struct CodeBlock {
 /// Every complete fenced block (```lang ... ```), in order; an unterminated one is left out.
 std::vector<CodeBlock> code_blocks(const std::string& text);
 
-/// The last complete fenced code block (```lang ... ```), preferring blocks tagged as C,
-/// C++ or CUDA (or untagged) over others (a ```json or ```bash block is never the kernel).
-/// nullopt if the reply has no complete block.
-std::optional<std::string> extract_code(const std::string& reply);
+/// The last complete fenced code block (```lang ... ```) tagged as C, C++ or CUDA (or untagged);
+/// for problems of kind "kernelbench", tagged as Python (or untagged). A ```json or ```bash
+/// block is never the kernel. nullopt if the reply has no such complete block.
+std::optional<std::string> extract_code(const std::string& reply, const std::string& kind = "");
 
 struct ParsedPlan {
   std::string text;
