@@ -7,6 +7,7 @@
 #include "campaigns/kb_leaderboard.hpp"
 #include "campaigns/kb_problems.hpp"
 #include "core/error.hpp"
+#include "core/problem.hpp"
 #include "scratch.hpp"
 
 using namespace kmcts;
@@ -81,4 +82,17 @@ TEST_CASE("kernelbench campaign: fast_p, means and the audit lists on a fixed se
   CHECK(md.find("d: 12.00x vs eager") != std::string::npos);
   CHECK(md.find("e: zero_output_passes (tiny)") != std::string::npos);
   CHECK(leaderboard_summary({})["geomean_speedup"]["eager"].is_null());
+}
+
+TEST_CASE("kernelbench campaign: the project's own KernelBench-format levels load as problems") {
+  const fs::path root = fs::path(KMCTS_SOURCE_DIR) / "problems" / "kernelbench-format";
+  size_t count = 0;
+  for (int level = 1; level <= 3; ++level)
+    for (const auto& f : discover_level(root, level)) {
+      const Problem p = load_problem(f.path);
+      CHECK(p.kind == "kernelbench");
+      CHECK(p.seed_source.find("class ModelNew(") != std::string::npos);
+      ++count;
+    }
+  CHECK(count >= 7);
 }
