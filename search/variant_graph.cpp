@@ -17,6 +17,7 @@ int VariantGraph::add_root(NodeRecord root) {
   by_hash_[root.hash] = 0;
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
+  reaches_cycle_.push_back(0);
   boost::add_vertex(std::move(root), g_);
   return 0;
 }
@@ -34,6 +35,7 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     by_hash_[node.hash] = added.node;
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
+    reaches_cycle_.push_back(0);
     boost::add_vertex(std::move(node), g_);
   }
   if (edge(parent, added.node)) return added;
@@ -44,7 +46,22 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
   if (link.kind == EdgeKind::expand) expand_out_[static_cast<size_t>(parent)]++;
   boost::add_edge(vertex(parent), vertex(added.node), std::move(link), g_);
   added.new_edge = true;
+  if (added.closes_cycle || reaches_cycle(added.node)) mark_reaches_cycle(parent);
   return added;
+}
+
+void VariantGraph::mark_reaches_cycle(int id) {
+  std::vector<int> stack{id};
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (reaches_cycle_[static_cast<size_t>(n)]) continue;
+    reaches_cycle_[static_cast<size_t>(n)] = 1;
+    for_each_parent(n, [&](int p) {
+      if (!reaches_cycle_[static_cast<size_t>(p)]) stack.push_back(p);
+      return true;
+    });
+  }
 }
 
 std::optional<int> VariantGraph::find(const std::string& hash) const {
