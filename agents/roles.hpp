@@ -29,7 +29,14 @@ struct NodeView {
     static const std::string kNone;
     return source_text ? *source_text : kNone;
   }
-  nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
+  // e.g. {"params": {...}} from the rule coder; shared with the coordinator like the source
+  // (a bushy node's planner context holds a view of every child); null = {}.
+  std::shared_ptr<const nlohmann::json> meta_json;
+  const nlohmann::json& meta() const {
+    static const nlohmann::json kNone = nlohmann::json::object();
+    return meta_json ? *meta_json : kNone;
+  }
+  void set_meta(nlohmann::json meta) { meta_json = std::make_shared<const nlohmann::json>(std::move(meta)); }
   std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
   // Plans from the root to this node, shared with the coordinator (which builds each node's
   // once); null = none (the seed).

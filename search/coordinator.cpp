@@ -143,6 +143,35 @@ void Coordinator::State::update_node(const NodeRecord& n) {
   writer.write([stats = node_stats(n)](RunStore& st) { st.update_node(stats); });
 }
 
+void Coordinator::State::add_node(const NodeRecord& n) {
+  NodeRecord fixed = node_stats(n);
+  fixed.hash = n.hash;
+  fixed.origin = n.origin;
+  fixed.depth = n.depth;
+  fixed.plan = n.plan;
+  fixed.created_seq = n.created_seq;
+  writer.write([n = std::move(fixed), meta = at_node(metas, n.id)](RunStore& st) mutable {
+    n.meta = *meta;
+    st.add_node(n);
+  });
+}
+
+void Coordinator::State::add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data) {
+  EdgeRecord fixed;  // every field but plan_data
+  std::tie(fixed.parent, fixed.child, fixed.kind, fixed.plan, fixed.prior, fixed.transposition, fixed.visits, fixed.seq) =
+      std::tie(e.parent, e.child, e.kind, e.plan, e.prior, e.transposition, e.visits, e.seq);
+  writer.write([e = std::move(fixed), plan_data = std::move(plan_data)](RunStore& st) mutable {
+    e.plan_data = *plan_data;
+    st.add_edge(e);
+  });
+}
+
+const std::shared_ptr<const nlohmann::json>& Coordinator::State::meta(const VariantGraph& g, int id) const {
+  auto& shared = at_node(metas, id);
+  if (!shared) shared = std::make_shared<const nlohmann::json>(g.node(id).meta);
+  return shared;
+}
+
 void Coordinator::State::flush(const VariantGraph& g) {
   auto [nodes, edges] = dirty.drain();
   // One hand-off to the writer for the whole flush, not one per row.
@@ -185,7 +214,7 @@ NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   NodeView v;
   v.id = id;
   v.source_text = sources.at(n.hash);
-  v.meta = n.meta;
+  v.meta_json = meta(g, id);
   v.result = result_of(id);
   v.plans = history(g, id);
   return v;
@@ -195,7 +224,7 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.meta = n.meta;
+  v.meta_json = meta(g, id);
   v.result = result_of(id);
   if (!n.plan.empty()) v.plans = history(g, id);  // its back() is the plan that made it
   return v;

@@ -39,7 +39,7 @@ Problem tiny_problem() {
 NodeView node(int id, const json& params) {
   NodeView n;
   n.id = id;
-  n.meta = {{"params", params}};
+  n.set_meta({{"params", params}});
   return n;
 }
 
@@ -183,7 +183,7 @@ TEST_CASE("rule agents: a parent without params gives an error, not an exception
   Problem p = tiny_problem();
   Config config;
   PlanContext c = context_for(p, 3, 1);
-  c.parent.meta = json::object();
+  c.parent.set_meta(json::object());
   PlanResult r = PlannerRegistry::instance().create("planner", "rule", config)->propose(c);
   CHECK(r.plans.empty());
   CHECK(r.error.find("params") != std::string::npos);
