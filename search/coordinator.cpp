@@ -210,10 +210,9 @@ std::shared_ptr<const std::vector<std::string>> Coordinator::State::history(cons
 }
 
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
-  const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.source_text = sources.at(n.hash);
+  v.source_text = source_of(id);
   v.meta_json = meta(g, id);
   v.result = result_of(id);
   v.plans = history(g, id);

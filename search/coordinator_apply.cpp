@@ -13,11 +13,14 @@ using State = Coordinator::State;
 
 // The statistics along the path changed: they reach the store with the next flush (the
 // event log, written at once, is what resume and replay rebuild them from).
-void persist_path(State& s, std::vector<int> path, int node) {
-  if (path.empty() || path.back() != node) path.push_back(node);
+void persist_path(State& s, const std::vector<int>& path, int node) {
   for (size_t i = 0; i < path.size(); ++i) {
     s.dirty.node(path[i]);
     if (i > 0) s.dirty.edge(path[i - 1], path[i]);
+  }
+  if (path.empty() || path.back() != node) {
+    s.dirty.node(node);
+    if (!path.empty()) s.dirty.edge(path.back(), node);
   }
 }
 
@@ -180,7 +183,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   if (added.new_node) {
     s.known->add_key(std::move(d.known_key));
     State::at_node(s.metas, added.node) = d.meta;
-    s.sources[d.hash] = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
+    State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
     s.add_node(g.node(added.node));
   }
   if (added.new_edge) s.add_edge(*g.edge(sel.node, added.node), d.plan_data);
@@ -191,7 +194,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     usage = d.code.usage.totals(), llm_calls = d.code.usage.llm_calls;
   s.parts.strategy->on_child(g, sel, added.node, added.new_node);
   if (added.new_node) {
-    start_evaluation(s, sel, added.node, s.sources.at(d.hash));
+    start_evaluation(s, sel, added.node, s.source_of(added.node));
   } else {
     s.in_flight--;
     persist_path(s, sel.path, added.node);
@@ -213,7 +216,9 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
 void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   s.in_flight--;
   s.evaluations_done++;
-  const EvalResult& r = d.result;
+  // Shared by the views and the store write (which copies it into its record on the writer thread).
+  auto result = std::make_shared<const EvalResult>(std::move(d.result));
+  const EvalResult& r = *result;
   NodeRecord& n = g.node(d.node);
   n.status = r.ok() ? NodeStatus::ok : NodeStatus::failed;
   n.verdict = to_string(r.verdict);
@@ -224,10 +229,10 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
     s.failures++;
     s.failures_by_verdict[n.verdict]++;
   }
-  State::at_node(s.results, d.node) = std::make_shared<const EvalResult>(r);
+  State::at_node(s.results, d.node) = result;
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
   int64_t seq = s.next_seq();
-  s.writer.write([ev = EvaluationRecord{d.node, seq, r}](RunStore& st) { st.add_evaluation(ev); });
+  s.writer.write([node = d.node, seq, result](RunStore& st) { st.add_evaluation(EvaluationRecord{node, seq, *result}); });
   s.writer.write([seq, time = s.elapsed(), trial = d.selection.trial, node = d.node, verdict = n.verdict, speedup = n.speedup,
                   reward = n.reward, message = r.message](RunStore& st) {
     st.append_event(EventRecord{seq, time, "evaluation",
@@ -247,12 +252,12 @@ void add_root(State& s, VariantGraph& g) {
   g.add_root(root);
   s.known->add(root.meta);
   State::at_node(s.metas, 0) = std::make_shared<const nlohmann::json>(root.meta);
-  s.sources[root.hash] = std::make_shared<const std::string>(s.problem.seed_source);
+  State::at_node(s.sources, 0) = std::make_shared<const std::string>(s.problem.seed_source);
   s.store.put_source(root.hash, s.problem.seed_source);
   s.add_node(g.node(0));
   s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
   s.in_flight = 1;
-  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.sources.at(root.hash));
+  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.source_of(0));
 }
 
 }  // namespace kmcts::detail

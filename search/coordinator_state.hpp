@@ -97,9 +97,9 @@ struct Coordinator::State {
   WorkerPool measurements;
   WorkerPool compiles;
 
-  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources;  // hash -> source (shared with views)
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
   // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
+  std::vector<std::shared_ptr<const std::string>> sources;  // its source (shared with views and jobs)
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
   std::vector<std::deque<Plan>> queued_plans;              // plans proposed for it, not yet used
   std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
@@ -112,6 +112,7 @@ struct Coordinator::State {
     if (v.size() <= static_cast<size_t>(node)) v.resize(static_cast<size_t>(node) + 1 + v.size() / 2);
     return v[static_cast<size_t>(node)];
   }
+  const std::shared_ptr<const std::string>& source_of(int node) const { return sources.at(static_cast<size_t>(node)); }
   std::shared_ptr<const EvalResult> result_of(int node) const {
     return static_cast<size_t>(node) < results.size() ? results[static_cast<size_t>(node)] : nullptr;
   }

@@ -3,7 +3,8 @@
 // edge is "this parent led to this child". Reaching a known source again adds an edge to
 // the existing node (a transposition), never a duplicate node. Edges may close cycles
 // (an agent can re-derive an ancestor); every traversal here is cycle-safe.
-// Only the coordinator thread writes it.
+// Only the coordinator thread writes it (and calls reaches(), which keeps scratch marks).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -77,6 +78,8 @@ class VariantGraph {
   std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
   std::vector<int> expand_out_;   // out-edges of kind expand, per node (kinds never change)
   std::vector<char> reaches_cycle_;  // per node, see reaches_cycle()
+  mutable std::vector<uint32_t> reach_seen_;  // reaches()'s visited marks, by call
+  mutable uint32_t reach_epoch_ = 0;
   Storage g_;
 };
 
