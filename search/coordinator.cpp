@@ -197,16 +197,9 @@ void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
   }
 }
 
-std::shared_ptr<const std::vector<std::string>> Coordinator::State::history(const VariantGraph& g, int id) const {
-  // A node's tree path never changes once it exists, so its history is built once.
-  auto& cached = at_node(histories, id);
-  if (!cached) {
-    auto plans = std::make_shared<std::vector<std::string>>();
-    for (int p : g.tree_path(id))
-      if (!g.node(p).plan.empty()) plans->push_back(g.node(p).plan);
-    cached = std::move(plans);
-  }
-  return cached;
+void Coordinator::State::link_plan(const NodeRecord& n, int tree_parent) {
+  const auto& above = at_node(plan_links, tree_parent);
+  at_node(plan_links, n.id) = n.plan.empty() ? above : std::make_shared<const PlanLink>(PlanLink{above, n.plan});
 }
 
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
@@ -215,7 +208,7 @@ NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   v.source_text = source_of(id);
   v.meta_json = meta(g, id);
   v.result = result_of(id);
-  v.plans = history(g, id);
+  v.plan_link = plan_links.at(static_cast<size_t>(id));
   return v;
 }
 
@@ -225,7 +218,7 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   v.id = id;
   v.meta_json = meta(g, id);
   v.result = result_of(id);
-  if (!n.plan.empty()) v.plans = history(g, id);  // its back() is the plan that made it
+  if (!n.plan.empty()) v.plan_link = plan_links.at(static_cast<size_t>(id));  // its plan is the one that made it
   return v;
 }
 

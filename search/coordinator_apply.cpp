@@ -183,6 +183,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   if (added.new_node) {
     s.known->add_key(std::move(d.known_key));
     State::at_node(s.metas, added.node) = d.meta;
+    s.link_plan(g.node(added.node), sel.node);
     State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
     s.add_node(g.node(added.node));
   }
@@ -252,6 +253,7 @@ void add_root(State& s, VariantGraph& g) {
   g.add_root(root);
   s.known->add(root.meta);
   State::at_node(s.metas, 0) = std::make_shared<const nlohmann::json>(root.meta);
+  State::at_node(s.plan_links, 0) = nullptr;
   State::at_node(s.sources, 0) = std::make_shared<const std::string>(s.problem.seed_source);
   s.store.put_source(root.hash, s.problem.seed_source);
   s.add_node(g.node(0));

@@ -103,8 +103,8 @@ struct Coordinator::State {
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
   std::vector<std::deque<Plan>> queued_plans;              // plans proposed for it, not yet used
   std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
-  // Its plan history (root to node), built on first use and shared with every view of it.
-  mutable std::vector<std::shared_ptr<const std::vector<std::string>>> histories;
+  // Its plan history (root to node): the link made with it, shared with every view of it.
+  std::vector<std::shared_ptr<const PlanLink>> plan_links;
   // Its meta, shared by the views, the event and the store write (set when the node is made).
   mutable std::vector<std::shared_ptr<const nlohmann::json>> metas;
   template <class T>
@@ -146,7 +146,8 @@ struct Coordinator::State {
       st.append_event(EventRecord{seq, time, kind, make()});
     });
   }
-  std::shared_ptr<const std::vector<std::string>> history(const VariantGraph& g, int id) const;
+  /// Makes the plan link of a node just added under `tree_parent` (the seed has none).
+  void link_plan(const NodeRecord& n, int tree_parent);
   NodeView view(const VariantGraph& g, int id) const;
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).

@@ -136,6 +136,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
   std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
+  path.reserve(32);       // one allocation for most descents
   auto on_path = [&path](int n) { return std::find(path.begin(), path.end(), n) != path.end(); };
   int node = 0;
   while (true) {

@@ -334,4 +334,17 @@ TEST_CASE("sweep planner: every valid point once, in order, skipping known point
   CHECK(seen[1] == SpacePoint{{"TILE", 8}, {"UNROLL", 1}, {"ORDER", "ikj"}});
 }
 
+TEST_CASE("node view: the plan history follows the links up to the seed, oldest first") {
+  NodeView seed;
+  CHECK(seed.plan_history().empty());
+  auto a = std::make_shared<const PlanLink>(PlanLink{nullptr, "TILE 16 -> 32"});
+  auto b = std::make_shared<const PlanLink>(PlanLink{a, "UNROLL 1 -> 4"});
+  NodeView child;
+  child.plan_link = b;
+  CHECK(child.plan_history() == std::vector<std::string>{"TILE 16 -> 32", "UNROLL 1 -> 4"});
+  child.plan_link = a;  // a sibling's link shares the same parent chain
+  CHECK(child.plan_history() == std::vector<std::string>{"TILE 16 -> 32"});
+}
+
 }  // namespace kmcts
+
