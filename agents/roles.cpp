@@ -1,6 +1,15 @@
 #include "agents/roles.hpp"
 
+#include <algorithm>
+
 namespace kmcts {
+
+std::vector<std::string> NodeView::plan_history() const {
+  std::vector<std::string> plans;
+  for (const PlanLink* link = plan_link.get(); link; link = link->parent.get()) plans.push_back(link->plan);
+  std::reverse(plans.begin(), plans.end());
+  return plans;
+}
 
 void AgentUsage::add(const AgentUsage& o) {
   add_totals(o);

@@ -19,6 +19,13 @@
 
 namespace kmcts {
 
+/// The plans from the root to a node, as a chain: each node's link holds the plan that made it
+/// and points to its tree parent's, so a node costs one link, whatever its depth.
+struct PlanLink {
+  std::shared_ptr<const PlanLink> parent;  // null: the root (or no plan above)
+  std::string plan;
+};
+
 /// What an agent may know about one node of the variant graph.
 struct NodeView {
   int id = -1;
@@ -29,15 +36,20 @@ struct NodeView {
     static const std::string kNone;
     return source_text ? *source_text : kNone;
   }
-  nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}} from the rule coder
-  std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
-  // Plans from the root to this node, shared with the coordinator (which builds each node's
-  // once); null = none (the seed).
-  std::shared_ptr<const std::vector<std::string>> plans;
-  const std::vector<std::string>& plan_history() const {
-    static const std::vector<std::string> kNone;
-    return plans ? *plans : kNone;
+  // e.g. {"params": {...}} from the rule coder; shared with the coordinator like the source
+  // (a bushy node's planner context holds a view of every child); null = {}.
+  std::shared_ptr<const nlohmann::json> meta_json;
+  const nlohmann::json& meta() const {
+    static const nlohmann::json kNone = nlohmann::json::object();
+    return meta_json ? *meta_json : kNone;
   }
+  void set_meta(nlohmann::json meta) { meta_json = std::make_shared<const nlohmann::json>(std::move(meta)); }
+  std::shared_ptr<const EvalResult> result;         // null while pending (shared, never copied)
+  // The plan that made this node, linked to those above it; shared with the coordinator (one
+  // link per node); null = none (the seed).
+  std::shared_ptr<const PlanLink> plan_link;
+  /// Plans from the root to this node, oldest first (built from the links by the caller).
+  std::vector<std::string> plan_history() const;
 };
 
 struct Plan {

@@ -143,6 +143,35 @@ void Coordinator::State::update_node(const NodeRecord& n) {
   writer.write([stats = node_stats(n)](RunStore& st) { st.update_node(stats); });
 }
 
+void Coordinator::State::add_node(const NodeRecord& n) {
+  NodeRecord fixed = node_stats(n);
+  fixed.hash = n.hash;
+  fixed.origin = n.origin;
+  fixed.depth = n.depth;
+  fixed.plan = n.plan;
+  fixed.created_seq = n.created_seq;
+  writer.write([n = std::move(fixed), meta = at_node(metas, n.id)](RunStore& st) mutable {
+    n.meta = *meta;
+    st.add_node(n);
+  });
+}
+
+void Coordinator::State::add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data) {
+  EdgeRecord fixed;  // every field but plan_data
+  std::tie(fixed.parent, fixed.child, fixed.kind, fixed.plan, fixed.prior, fixed.transposition, fixed.visits, fixed.seq) =
+      std::tie(e.parent, e.child, e.kind, e.plan, e.prior, e.transposition, e.visits, e.seq);
+  writer.write([e = std::move(fixed), plan_data = std::move(plan_data)](RunStore& st) mutable {
+    e.plan_data = *plan_data;
+    st.add_edge(e);
+  });
+}
+
+const std::shared_ptr<const nlohmann::json>& Coordinator::State::meta(const VariantGraph& g, int id) const {
+  auto& shared = at_node(metas, id);
+  if (!shared) shared = std::make_shared<const nlohmann::json>(g.node(id).meta);
+  return shared;
+}
+
 void Coordinator::State::flush(const VariantGraph& g) {
   auto [nodes, edges] = dirty.drain();
   // One hand-off to the writer for the whole flush, not one per row.
@@ -168,26 +197,18 @@ void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
   }
 }
 
-std::shared_ptr<const std::vector<std::string>> Coordinator::State::history(const VariantGraph& g, int id) const {
-  // A node's tree path never changes once it exists, so its history is built once.
-  auto& cached = at_node(histories, id);
-  if (!cached) {
-    auto plans = std::make_shared<std::vector<std::string>>();
-    for (int p : g.tree_path(id))
-      if (!g.node(p).plan.empty()) plans->push_back(g.node(p).plan);
-    cached = std::move(plans);
-  }
-  return cached;
+void Coordinator::State::link_plan(const NodeRecord& n, int tree_parent) {
+  const auto& above = at_node(plan_links, tree_parent);
+  at_node(plan_links, n.id) = n.plan.empty() ? above : std::make_shared<const PlanLink>(PlanLink{above, n.plan});
 }
 
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
-  const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.source_text = sources.at(n.hash);
-  v.meta = n.meta;
+  v.source_text = source_of(id);
+  v.meta_json = meta(g, id);
   v.result = result_of(id);
-  v.plans = history(g, id);
+  v.plan_link = plan_links.at(static_cast<size_t>(id));
   return v;
 }
 
@@ -195,9 +216,9 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.meta = n.meta;
+  v.meta_json = meta(g, id);
   v.result = result_of(id);
-  if (!n.plan.empty()) v.plans = history(g, id);  // its back() is the plan that made it
+  if (!n.plan.empty()) v.plan_link = plan_links.at(static_cast<size_t>(id));  // its plan is the one that made it
   return v;
 }
 

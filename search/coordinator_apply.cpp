@@ -13,11 +13,14 @@ using State = Coordinator::State;
 
 // The statistics along the path changed: they reach the store with the next flush (the
 // event log, written at once, is what resume and replay rebuild them from).
-void persist_path(State& s, std::vector<int> path, int node) {
-  if (path.empty() || path.back() != node) path.push_back(node);
+void persist_path(State& s, const std::vector<int>& path, int node) {
   for (size_t i = 0; i < path.size(); ++i) {
     s.dirty.node(path[i]);
     if (i > 0) s.dirty.edge(path[i - 1], path[i]);
+  }
+  if (path.empty() || path.back() != node) {
+    s.dirty.node(node);
+    if (!path.empty()) s.dirty.edge(path.back(), node);
   }
 }
 
@@ -51,11 +54,20 @@ void start_evaluation(State& s, const Selection& sel, int node, std::shared_ptr<
   });
 }
 
-// On the agent's thread: hashing and writing the new source keep the coordinator free.
-void store_source(State& s, AgentDone& done) {
+void prepare_child(AgentDone& done) {
+  done.prepared = true;
   if (!done.code.ok) return;
   done.hash = canonical_hash(done.code.source);
-  s.store.put_source(done.hash, done.code.source);
+  done.meta = std::make_shared<const nlohmann::json>(done.code.meta);
+  done.known_key = KnownVariants::key_of(done.code.meta);
+  if (done.plan.data.is_object()) done.plan.data["prior"] = done.plan.prior;  // PUCT reads it from the edge
+  done.plan_data = std::make_shared<const nlohmann::json>(done.plan.data);
+}
+
+// On the agent's thread: hashing, copying and writing the new source keep the coordinator free.
+void store_source(State& s, AgentDone& done) {
+  prepare_child(done);
+  if (done.code.ok) s.store.put_source(done.hash, done.code.source);
 }
 
 void start_agents(State& s, VariantGraph& g, Selection sel) {
@@ -80,8 +92,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
       done.selection = sel;
       try {
         done.code = s.parts.debugger->repair(ctx);
-        store_source(s, done);
         done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
+        store_source(s, done);
       } catch (const std::exception& e) {
         done.error = e.what();
       }
@@ -90,12 +102,12 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     return;
   }
   std::optional<Plan> plan;
-  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = queue.front(), queue.pop_front();
+  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.pop_front();
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   for (int c : g.children(sel.node)) ctx.tried.push_back(s.brief_view(g, c));
   ctx.known = s.known;
   if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
-  s.agents.submit([&s, sel, ctx = std::move(ctx), plan] {
+  s.agents.submit([&s, sel, ctx = std::move(ctx), plan = std::move(plan)] {
     AgentDone done;
     done.selection = sel;
     auto t0 = std::chrono::steady_clock::now();
@@ -142,7 +154,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     return payload;
   };
   auto& queue = State::at_node(s.queued_plans, sel.node);
-  queue.insert(queue.end(), d.spare_plans.begin(), d.spare_plans.end());
+  queue.insert(queue.end(), std::make_move_iterator(d.spare_plans.begin()), std::make_move_iterator(d.spare_plans.end()));
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
   if (!d.error.empty() || !d.code.ok) {
     std::string why = !d.error.empty() ? d.error : d.code.error;
@@ -152,56 +164,62 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     s.in_flight--;
     return;
   }
+  if (!d.prepared) prepare_child(d);  // a replay: no agent thread did
+  // The JSON fields move into the graph; the views, the event and the store share copies the
+  // agent's thread made (d is not read again).
   NodeRecord child;
-  child.hash = d.hash.empty() ? canonical_hash(d.code.source) : d.hash;
+  child.hash = d.hash;
   child.origin = kind;
-  child.meta = d.code.meta;
+  child.meta = std::move(d.code.meta);
   child.plan = d.plan.text;
   child.created_seq = s.seq + 1;
   EdgeRecord edge;
   edge.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
   edge.plan = d.plan.text;
-  edge.plan_data = d.plan.data;
-  if (edge.plan_data.is_object()) edge.plan_data["prior"] = d.plan.prior;  // PUCT reads it from the edge
+  edge.plan_data = std::move(d.plan.data);
   edge.prior = prior_of_plan_data(edge.plan_data);
   edge.seq = s.seq + 1;
-  VariantGraph::Added added = g.add_child(sel.node, child, edge);
+  VariantGraph::Added added = g.add_child(sel.node, std::move(child), std::move(edge));
   if (added.new_node) {
-    s.known->add(child.meta);
-    s.sources[child.hash] = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
-    s.writer.write([n = g.node(added.node)](RunStore& st) { st.add_node(n); });
+    s.known->add_key(std::move(d.known_key));
+    State::at_node(s.metas, added.node) = d.meta;
+    s.link_plan(g.node(added.node), sel.node);
+    State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
+    s.add_node(g.node(added.node));
   }
-  if (added.new_edge) s.writer.write([e = *g.edge(sel.node, added.node)](RunStore& st) { st.add_edge(e); });
+  if (added.new_edge) s.add_edge(*g.edge(sel.node, added.node), d.plan_data);
   if (added.new_edge && !added.new_node) s.transpositions++;
-  // Built on the writer thread from moved fields (d and edge are not read again).
+  // Built on the writer thread from moved or shared fields.
   nlohmann::json usage, llm_calls;
   if (d.code.usage.calls > 0 || !d.code.usage.llm_calls.empty())
     usage = d.code.usage.totals(), llm_calls = d.code.usage.llm_calls;
-  s.event_lazy("child", [trial = sel.trial, parent = sel.node, added, kind, hash = child.hash, meta = std::move(d.code.meta),
-                         plan = std::move(d.plan.text), plan_data = std::move(edge.plan_data), prior = d.plan.prior,
+  s.parts.strategy->on_child(g, sel, added.node, added.new_node);
+  if (added.new_node) {
+    start_evaluation(s, sel, added.node, s.source_of(added.node));
+  } else {
+    s.in_flight--;
+    persist_path(s, sel.path, added.node);
+  }
+  s.event_lazy("child", [trial = sel.trial, parent = sel.node, added, kind, hash = std::move(d.hash), meta = std::move(d.meta),
+                         plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
                          spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
                          llm_calls = std::move(llm_calls)]() mutable {
     nlohmann::json payload = {{"trial", trial}, {"parent", parent}, {"child", added.node}, {"kind", kind},
-                              {"hash", std::move(hash)}, {"meta", std::move(meta)}, {"plan", std::move(plan)},
-                              {"plan_data", std::move(plan_data)}, {"prior", prior}, {"spare_plans", spare},
+                              {"hash", std::move(hash)}, {"meta", *meta}, {"plan", std::move(plan)},
+                              {"plan_data", *plan_data}, {"prior", prior}, {"spare_plans", spare},
                               {"new_node", added.new_node}, {"new_edge", added.new_edge},
                               {"closes_cycle", added.closes_cycle}, {"agent_seconds", seconds}};
     if (!usage.is_null()) payload["usage"] = std::move(usage), payload["llm_calls"] = std::move(llm_calls);
     return payload;
   });
-  s.parts.strategy->on_child(g, sel, added.node, added.new_node);
-  if (added.new_node) {
-    start_evaluation(s, sel, added.node, s.sources.at(child.hash));
-  } else {
-    s.in_flight--;
-    persist_path(s, sel.path, added.node);
-  }
 }
 
 void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   s.in_flight--;
   s.evaluations_done++;
-  const EvalResult& r = d.result;
+  // Shared by the views and the store write (which copies it into its record on the writer thread).
+  auto result = std::make_shared<const EvalResult>(std::move(d.result));
+  const EvalResult& r = *result;
   NodeRecord& n = g.node(d.node);
   n.status = r.ok() ? NodeStatus::ok : NodeStatus::failed;
   n.verdict = to_string(r.verdict);
@@ -212,10 +230,10 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
     s.failures++;
     s.failures_by_verdict[n.verdict]++;
   }
-  State::at_node(s.results, d.node) = std::make_shared<const EvalResult>(r);
+  State::at_node(s.results, d.node) = result;
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
   int64_t seq = s.next_seq();
-  s.writer.write([ev = EvaluationRecord{d.node, seq, r}](RunStore& st) { st.add_evaluation(ev); });
+  s.writer.write([node = d.node, seq, result](RunStore& st) { st.add_evaluation(EvaluationRecord{node, seq, *result}); });
   s.writer.write([seq, time = s.elapsed(), trial = d.selection.trial, node = d.node, verdict = n.verdict, speedup = n.speedup,
                   reward = n.reward, message = r.message](RunStore& st) {
     st.append_event(EventRecord{seq, time, "evaluation",
@@ -234,12 +252,14 @@ void add_root(State& s, VariantGraph& g) {
   root.created_seq = s.seq + 1;
   g.add_root(root);
   s.known->add(root.meta);
-  s.sources[root.hash] = std::make_shared<const std::string>(s.problem.seed_source);
+  State::at_node(s.metas, 0) = std::make_shared<const nlohmann::json>(root.meta);
+  State::at_node(s.plan_links, 0) = nullptr;
+  State::at_node(s.sources, 0) = std::make_shared<const std::string>(s.problem.seed_source);
   s.store.put_source(root.hash, s.problem.seed_source);
-  s.writer.write([n = g.node(0)](RunStore& st) { st.add_node(n); });
+  s.add_node(g.node(0));
   s.event("node", {{"node", 0}, {"origin", "seed"}, {"hash", root.hash}});
   s.in_flight = 1;
-  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.sources.at(root.hash));
+  start_evaluation(s, Selection{Selection::Kind::expand, -1, {}, 0}, 0, s.source_of(0));
 }
 
 }  // namespace kmcts::detail

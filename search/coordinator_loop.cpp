@@ -132,14 +132,17 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     s.writer.end_batch();
     auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
     if (completion) {
-      held.push_back(std::move(*completion));
-      // Lockstep applies once every outstanding job has reported, in request order.
+      auto apply = [&s, &g](detail::Completion& c) {
+        if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);
+        if (auto* e = std::get_if<EvalDone>(&c)) apply_evaluation(s, g, *e);
+      };
+      if (lockstep) held.push_back(std::move(*completion));
+      // Lockstep applies once every outstanding job has reported, in request order; otherwise
+      // each completion is applied as it arrives.
       if (!lockstep || static_cast<int>(held.size()) == s.in_flight) {
+        if (!lockstep) apply(*completion);
         std::stable_sort(held.begin(), held.end(), [](const auto& a, const auto& b) { return trial_of(a) < trial_of(b); });
-        for (auto& c : held) {
-          if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);
-          if (auto* e = std::get_if<EvalDone>(&c)) apply_evaluation(s, g, *e);
-        }
+        for (auto& c : held) apply(c);
         held.clear();
         if (s.elapsed() - s.last_flush >= s.settings.store_flush_s) s.flush(g);
         s.writer.end_batch();  // the writes of these completions commit together

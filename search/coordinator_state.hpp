@@ -26,8 +26,17 @@ struct AgentDone {
   bool exhausted = false;         // the planner had nothing left for this node
   std::string error;
   double seconds = 0;
-  std::string hash;  // canonical hash of code.source, computed off the coordinator (or empty)
+  // Prepared from code and plan on the agent's thread (prepare_child), so that the coordinator
+  // only moves them; a replay, which has no agent thread, prepares them in apply_agent.
+  bool prepared = false;
+  std::string hash;  // canonical hash of code.source
+  std::shared_ptr<const nlohmann::json> meta;       // code.meta, shared by views, event and store
+  std::shared_ptr<const nlohmann::json> plan_data;  // the edge's plan data (plan.data with its prior)
+  std::string known_key;                            // KnownVariants::key_of(code.meta)
 };
+
+/// Fills AgentDone's prepared fields from its code and plan (pure: any thread).
+void prepare_child(AgentDone& done);
 
 struct EvalDone {
   Selection selection;
@@ -88,19 +97,22 @@ struct Coordinator::State {
   WorkerPool measurements;
   WorkerPool compiles;
 
-  std::unordered_map<std::string, std::shared_ptr<const std::string>> sources;  // hash -> source (shared with views)
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
   // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
+  std::vector<std::shared_ptr<const std::string>> sources;  // its source (shared with views and jobs)
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
   std::vector<std::deque<Plan>> queued_plans;              // plans proposed for it, not yet used
   std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
-  // Its plan history (root to node), built on first use and shared with every view of it.
-  mutable std::vector<std::shared_ptr<const std::vector<std::string>>> histories;
+  // Its plan history (root to node): the link made with it, shared with every view of it.
+  std::vector<std::shared_ptr<const PlanLink>> plan_links;
+  // Its meta, shared by the views, the event and the store write (set when the node is made).
+  mutable std::vector<std::shared_ptr<const nlohmann::json>> metas;
   template <class T>
   static T& at_node(std::vector<T>& v, int node) {
     if (v.size() <= static_cast<size_t>(node)) v.resize(static_cast<size_t>(node) + 1 + v.size() / 2);
     return v[static_cast<size_t>(node)];
   }
+  const std::shared_ptr<const std::string>& source_of(int node) const { return sources.at(static_cast<size_t>(node)); }
   std::shared_ptr<const EvalResult> result_of(int node) const {
     return static_cast<size_t>(node) < results.size() ? results[static_cast<size_t>(node)] : nullptr;
   }
@@ -134,13 +146,19 @@ struct Coordinator::State {
       st.append_event(EventRecord{seq, time, kind, make()});
     });
   }
-  std::shared_ptr<const std::vector<std::string>> history(const VariantGraph& g, int id) const;
+  /// Makes the plan link of a node just added under `tree_parent` (the seed has none).
+  void link_plan(const NodeRecord& n, int tree_parent);
   NodeView view(const VariantGraph& g, int id) const;
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).
   NodeView brief_view(const VariantGraph& g, int id) const;
   /// Queues a write of the node's mutable fields.
   void update_node(const NodeRecord& n);
+  /// Queues the insert of a node just added (its meta: metas[n.id]) or of an edge; the JSON
+  /// fields are shared with the closure and copied into the record on the writer thread.
+  void add_node(const NodeRecord& n);
+  void add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data);
+  const std::shared_ptr<const nlohmann::json>& meta(const VariantGraph& g, int id) const;
   /// Queues the writes of the dirty nodes and edges.
   void flush(const VariantGraph& g);
   /// Marks every node and edge dirty (after a resume re-applied a muted event log).

@@ -51,6 +51,10 @@ uint8_t& MctsStrategy::memo(int node) const {
 }
 
 bool MctsStrategy::selectable(const VariantGraph& graph, int node) const {
+  if (parts_.keep_selectability && !graph.reaches_cycle(node) && graph.node(node).status == NodeStatus::ok)
+    return static_cast<size_t>(node) < selectable_.size() && selectable_[static_cast<size_t>(node)];
+  // Where a cycle can be reached, the answer depends on the order of this search (a node met
+  // again while in progress counts as not selectable), so it is made per descent, as always.
   const int state = memo(node);
   if (state == 1 || state == 3) return false;
   if (state == 2) return true;
@@ -65,20 +69,47 @@ bool MctsStrategy::selectable(const VariantGraph& graph, int node) const {
   return result;
 }
 
+void MctsStrategy::refresh(const VariantGraph& graph, int node) {
+  if (!parts_.keep_selectability || graph.reaches_cycle(node)) return;
+  bool open = false;
+  if (graph.node(node).status == NodeStatus::ok) {
+    open = has_capacity(graph, node);
+    // The children reach no cycle either, so their flags are kept (and 0 unless ok).
+    if (!open)
+      graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+        open = static_cast<size_t>(c) < selectable_.size() && selectable_[static_cast<size_t>(c)];
+        return !open;
+      });
+  }
+  if (selectable_.size() <= static_cast<size_t>(node)) selectable_.resize(static_cast<size_t>(node) + 1 + selectable_.size() / 2, 0);
+  if (selectable_[static_cast<size_t>(node)] == static_cast<uint8_t>(open)) return;
+  selectable_[static_cast<size_t>(node)] = open;
+  graph.for_each_parent(node, [&](int p) {
+    refresh(graph, p);
+    return true;
+  });
+}
+
+void MctsStrategy::refresh_path(const VariantGraph& graph, const std::vector<int>& path) {
+  for (auto it = path.rbegin(); it != path.rend(); ++it) refresh(graph, *it);
+}
+
 int MctsStrategy::choose_child(const VariantGraph& graph, int node,
                                const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,
                                bool with_virtual) const {
   // Priors come from the Planner through the edge (plan_data.prior), normalised here over
   // the candidates; without priors every candidate gets the same share. The candidates carry
   // their edges: looking each up again would cost O(children) per candidate.
-  std::vector<double> priors;
+  std::vector<double>& priors = priors_;
+  priors.clear();
   double total = 0;
   for (const auto& [c, e] : candidates) {
     double p = e->prior;
     priors.push_back(p > 0 ? p : 0.0);
     total += priors.back();
   }
-  std::vector<ChildStats> stats;
+  std::vector<ChildStats>& stats = stats_;
+  stats.clear();
   for (size_t i = 0; i < candidates.size(); ++i) {
     const NodeRecord& child = graph.node(candidates[i].first);
     double q = child.visits > 0 ? child.value_sum / child.visits : 0.0;
@@ -105,13 +136,15 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
   std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
+  path.reserve(32);       // one allocation for most descents
   auto on_path = [&path](int n) { return std::find(path.begin(), path.end(), n) != path.end(); };
   int node = 0;
   while (true) {
     path.push_back(node);
     const bool open = has_capacity(graph, node);
     if (open && !parts_.compare_expansion) break;
-    std::vector<std::pair<int, const EdgeRecord*>> candidates;  // in edge order
+    auto& candidates = candidates_;  // in edge order
+    candidates.clear();
     graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
       if (!on_path(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.emplace_back(c, &e);
       return true;
@@ -125,14 +158,17 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     node = chosen;
   }
   ++selections_;
-  return ledger_.start_expand(std::move(path));
+  Selection selection = ledger_.start_expand(std::move(path));
+  refresh(graph, selection.node);  // one more expansion in flight there
+  return selection;
 }
 
 void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const {
   for (auto it = path.rbegin(); it != path.rend(); ++it) {
     NodeRecord& n = graph.node(*it);
     if (n.status == NodeStatus::pending) continue;
-    std::vector<WeightedValue> children;
+    std::vector<WeightedValue>& children = children_;
+    children.clear();
     int visits = 1;  // its own evaluation
     graph.for_each_child(*it, [&](int c, const EdgeRecord& e) {
       const NodeRecord& child = graph.node(c);
@@ -146,12 +182,22 @@ void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) 
   }
 }
 
+void MctsStrategy::on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) {
+  LedgerStrategy::on_expansion_failed(graph, s, exhausted);
+  refresh(graph, s.node);  // its expansion is over (and it may be closed now)
+}
+
 void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) {
   ledger_.child(graph, s, child, awaiting_evaluation);  // counts the edges walked
-  if (awaiting_evaluation) return;
+  if (awaiting_evaluation) {
+    refresh(graph, child);   // pending: not selectable
+    refresh(graph, s.node);  // a new child, its expansion over
+    return;
+  }
   auto path = s.path;
   path.push_back(child);
   recompute(graph, path);
+  refresh_path(graph, path);  // visits changed along it (progressive widening reads them)
 }
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
@@ -159,6 +205,7 @@ void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int nod
   auto path = s.path;
   if (path.empty() || path.back() != node) path.push_back(node);
   recompute(graph, path);
+  refresh_path(graph, path);
 }
 
 }  // namespace kmcts

@@ -28,11 +28,15 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<Widening> widening;
     std::unique_ptr<Backup> backup;
     bool compare_expansion = false;  // search.expansion=compare
+    /// false: every descent decides selectability from scratch for every node it asks about
+    /// (the reference the tests hold the kept flags against; the same selections either way).
+    bool keep_selectability = true;
     static Parts from_config(const Config& c);
   };
   MctsStrategy(CommonStrategySettings settings, Parts parts);
 
   std::optional<Selection> next(VariantGraph& graph) override;
+  void on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) override;
   void on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) override;
   void on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) override;
 
@@ -44,6 +48,12 @@ class MctsStrategy final : public LedgerStrategy {
  private:
   bool selectable(const VariantGraph& graph, int node) const;
   uint8_t& memo(int node) const;
+  /// Recomputes the kept flag of `node` (ok, and room in it or in an ok child's subtree) from
+  /// its own state and its children's flags; a change goes on to its parents. Nodes that
+  /// reach a cycle keep none (see selectable()).
+  void refresh(const VariantGraph& graph, int node);
+  /// refresh() of every node on `path`, leaf first: the nodes a job's backup touched.
+  void refresh_path(const VariantGraph& graph, const std::vector<int>& path);
   /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
   int choose_child(const VariantGraph& graph, int node, const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,
                    bool with_virtual = false) const;
@@ -55,6 +65,15 @@ class MctsStrategy final : public LedgerStrategy {
   mutable std::vector<uint32_t> memo_epoch_;
   mutable std::vector<uint8_t> memo_state_;
   mutable uint32_t epoch_ = 0;
+  // Per node: 1 if selectable, kept up to date as jobs start and end. Valid for the nodes
+  // that reach no cycle: below them the graph is a DAG, where the per-descent search gives
+  // the same answer whatever its order, so the flag is that answer.
+  std::vector<uint8_t> selectable_;
+  // Scratch of one descent, reused so that a selection allocates only its path.
+  mutable std::vector<std::pair<int, const EdgeRecord*>> candidates_;
+  mutable std::vector<double> priors_;
+  mutable std::vector<ChildStats> stats_;
+  mutable std::vector<WeightedValue> children_;
 };
 
 }  // namespace kmcts

@@ -43,7 +43,7 @@ nlohmann::json Coordinator::resume() {
   s.writer.end_batch();
   for (int n : lost) {
     if (n == 0) s.in_flight = std::max(s.in_flight, 1);  // the seed's evaluation is no trial
-    detail::start_evaluation(s, replayer.selection_of(n), n, s.sources.at(g.node(n).hash), /*count=*/false);
+    detail::start_evaluation(s, replayer.selection_of(n), n, s.source_of(n), /*count=*/false);
   }
   return loop(g.node(0).status != NodeStatus::pending);
 }

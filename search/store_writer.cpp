@@ -32,13 +32,15 @@ void StoreWriter::write(Write w) {
 
 void StoreWriter::end_batch() {
   if (muted_) return;
+  bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    if (error_ || (!queue_.empty() && !queue_.back().write)) return;  // already closed
+    if (error_ || batch_closed()) return;  // already closed
     queue_.push_back(Item{});
     ++queued_;
+    wake = flush_s_ <= 0 || queue_.size() >= kWakeItems;
   }
-  wake_.notify_one();
+  if (wake) wake_.notify_one();
 }
 
 void StoreWriter::sync() {
@@ -61,16 +63,21 @@ void StoreWriter::run() {
   auto last_commit = Clock::now();
   bool at_batch_end = true;
   uint64_t done = 0;  // items taken off the queue and applied (or dropped after an error)
-  auto commit_due = [&] { return Clock::now() - last_commit >= std::chrono::duration<double>(flush_s_); };
+  const auto flush = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(flush_s_));
+  auto commit_due = [&] { return Clock::now() - last_commit >= flush; };
   std::unique_lock lock(mutex_);
   while (true) {
-    auto ready = [&] {
-      return (!queue_.empty() && !queue_.back().write) || stopping_ || (group && at_batch_end && (sync_target_ > committed_ || commit_due()));
+    // Woken early only for these (see the header). Otherwise the writer comes by when a commit
+    // is due and there is something to commit or take; with nothing, once per flush_s, and
+    // takes what was queued meanwhile (a batch not yet closed too: it stays open until its end).
+    auto urgent = [&] {
+      return stopping_ || sync_target_ > committed_ || queue_.size() >= kWakeItems || (flush_s_ <= 0 && batch_closed());
     };
-    if (group && at_batch_end)
-      wake_.wait_until(lock, last_commit + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(flush_s_)), ready);
-    else
-      wake_.wait(lock, ready);
+    const bool pending = !queue_.empty() || (group && at_batch_end);
+    // With flush_s = 0 every batch end wakes the writer: idle, it need not come by at all.
+    const auto idle_wait = flush_s_ > 0 ? flush : std::chrono::duration_cast<Clock::duration>(std::chrono::seconds(1));
+    wake_.wait_until(lock, pending ? last_commit + flush : Clock::now() + idle_wait, urgent);
+    if (!urgent() && !(commit_due() && (!queue_.empty() || (group && at_batch_end)))) continue;
     std::deque<Item> items;
     items.swap(queue_);
     const bool stop = stopping_;

@@ -4,7 +4,10 @@
 // and the disk never sit on the coordinator's critical path.
 //
 // Writes come in batches (end_batch() closes one): a batch is atomic, and the writer
-// commits only at the end of a batch, at most every `flush_s` seconds (group commit). A run
+// commits only at the end of a batch, at most every `flush_s` seconds (group commit). The
+// writer comes by on its own once per flush_s and takes what is queued; the coordinator wakes
+// it only for a sync, at the end, when the queue grows long, or with flush_s = 0 (a commit
+// after every batch): a wake-up per batch would cost the coordinator a system call. A run
 // killed with SIGKILL therefore leaves a store that is consistent as of some batch end, at
 // most flush_s seconds (plus the writer's backlog) behind; `kmcts resume` redoes the rest.
 // A write that throws undoes its own batch only; the error is kept, later writes are
@@ -52,6 +55,9 @@ class StoreWriter {
     Write write;  // empty: the end of a batch
   };
   void run();
+  bool batch_closed() const { return !queue_.empty() && !queue_.back().write; }
+  /// Queued items at which end_batch() wakes the writer before its time (bounds the backlog).
+  static constexpr size_t kWakeItems = 1024;
 
   RunStore& store_;
   const double flush_s_;

@@ -17,7 +17,8 @@ int VariantGraph::add_root(NodeRecord root) {
   by_hash_[root.hash] = 0;
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
-  boost::add_vertex(std::move(root), g_);
+  reaches_cycle_.push_back(0);
+  g_[boost::add_vertex(g_)] = std::move(root);
   return 0;
 }
 
@@ -34,7 +35,9 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     by_hash_[node.hash] = added.node;
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
-    boost::add_vertex(std::move(node), g_);
+    reaches_cycle_.push_back(0);
+    // Boost copies a property it is given: add a default one and move the record in.
+    g_[boost::add_vertex(g_)] = std::move(node);
   }
   if (edge(parent, added.node)) return added;
   added.closes_cycle = !added.new_node && reaches(added.node, parent);
@@ -42,9 +45,24 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
   link.child = added.node;
   link.transposition = !added.new_node;
   if (link.kind == EdgeKind::expand) expand_out_[static_cast<size_t>(parent)]++;
-  boost::add_edge(vertex(parent), vertex(added.node), std::move(link), g_);
+  g_[boost::add_edge(vertex(parent), vertex(added.node), g_).first] = std::move(link);
   added.new_edge = true;
+  if (added.closes_cycle || reaches_cycle(added.node)) mark_reaches_cycle(parent);
   return added;
+}
+
+void VariantGraph::mark_reaches_cycle(int id) {
+  std::vector<int> stack{id};
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (reaches_cycle_[static_cast<size_t>(n)]) continue;
+    reaches_cycle_[static_cast<size_t>(n)] = 1;
+    for_each_parent(n, [&](int p) {
+      if (!reaches_cycle_[static_cast<size_t>(p)]) stack.push_back(p);
+      return true;
+    });
+  }
 }
 
 std::optional<int> VariantGraph::find(const std::string& hash) const {
@@ -85,16 +103,20 @@ std::vector<EdgeRecord> VariantGraph::edges() const {
 }
 
 bool VariantGraph::reaches(int from, int to) const {
-  std::vector<char> seen(size(), 0);
+  // Visited marks stamped per call: a call costs the nodes it visits, not the graph's size.
+  if (++reach_epoch_ == 0) std::fill(reach_seen_.begin(), reach_seen_.end(), 0), reach_epoch_ = 1;
+  reach_seen_.resize(static_cast<size_t>(size()), 0);
   std::vector<int> stack{from};
   while (!stack.empty()) {
     int n = stack.back();
     stack.pop_back();
     if (n == to) return true;
-    if (seen[n]) continue;
-    seen[n] = 1;
-    for (int c : children(n))
-      if (!seen[c]) stack.push_back(c);
+    if (reach_seen_[static_cast<size_t>(n)] == reach_epoch_) continue;
+    reach_seen_[static_cast<size_t>(n)] = reach_epoch_;
+    for_each_child(n, [&](int c, const EdgeRecord&) {
+      if (reach_seen_[static_cast<size_t>(c)] != reach_epoch_) stack.push_back(c);
+      return true;
+    });
   }
   return false;
 }

@@ -3,7 +3,8 @@
 // edge is "this parent led to this child". Reaching a known source again adds an edge to
 // the existing node (a transposition), never a duplicate node. Edges may close cycles
 // (an agent can re-derive an ancestor); every traversal here is cycle-safe.
-// Only the coordinator thread writes it.
+// Only the coordinator thread writes it (and calls reaches(), which keeps scratch marks).
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -50,20 +51,35 @@ class VariantGraph {
   /// Children reached by expand edges (not debug edges): O(1), kept as edges are added.
   int expand_children(int id) const { return expand_out_[static_cast<size_t>(id)]; }
   std::vector<int> parents(int id) const;
+  /// Calls f(parent) for each edge into `id`, allocating nothing; f returns false to stop early.
+  template <class F>
+  void for_each_parent(int id, F f) const {
+    for (auto [it, end] = boost::in_edges(vertex(id), g_); it != end; ++it)
+      if (!f(static_cast<int>(boost::source(*it, g_)))) return;
+  }
   std::vector<EdgeRecord> edges() const;
 
   /// True if a directed path leads from `from` to `to` (iterative, visits each node once).
   bool reaches(int from, int to) const;
   /// Root -> id along each node's first (tree) parent edge; the tree edges form no cycle.
   std::vector<int> tree_path(int id) const;
+  /// True if a cycle can be reached from `id` (it lies on one, or below one of its edges).
+  /// Kept as edges are added, O(1) to ask: below a node where it is false the graph is a DAG,
+  /// so a result computed from the children alone holds whatever the order of a traversal.
+  bool reaches_cycle(int id) const { return reaches_cycle_[static_cast<size_t>(id)] != 0; }
 
   const Storage& storage() const { return g_; }
 
  private:
   Storage::vertex_descriptor vertex(int id) const;
+  /// Marks `id` and every node that reaches it (each once: marks are never taken back).
+  void mark_reaches_cycle(int id);
   std::unordered_map<std::string, int> by_hash_;
   std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
   std::vector<int> expand_out_;   // out-edges of kind expand, per node (kinds never change)
+  std::vector<char> reaches_cycle_;  // per node, see reaches_cycle()
+  mutable std::vector<uint32_t> reach_seen_;  // reaches()'s visited marks, by call
+  mutable uint32_t reach_epoch_ = 0;
   Storage g_;
 };
 

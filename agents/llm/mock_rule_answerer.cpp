@@ -49,7 +49,7 @@ struct Rule {
       PlanContext ctx;
       ctx.problem = &problem;
       ctx.parent.id = 0;
-      ctx.parent.meta = {{"params", TunableSpace::to_json(*parent)}};
+      ctx.parent.set_meta({{"params", TunableSpace::to_json(*parent)}});
       ctx.count = std::stoi(m[1]);
       ctx.rng = CounterRng(0, string_key(sha256_hex(user)));
       PlanResult r = planner->propose(ctx);

@@ -20,12 +20,13 @@ const TunableSpace* space_of(const Problem* problem, const std::string& role, st
 }
 
 std::optional<SpacePoint> params_of(const NodeView& node, const std::string& role, std::string& error) {
-  if (!node.meta.is_object() || !node.meta.contains("params")) {
+  const nlohmann::json& meta = node.meta();
+  if (!meta.is_object() || !meta.contains("params")) {
     error = fmt::format("{}: node {} has no 'params' in its meta (it was not written by the rule coder)", role, node.id);
     return std::nullopt;
   }
   try {
-    return TunableSpace::point_from_json(node.meta.at("params"));
+    return TunableSpace::point_from_json(meta.at("params"));
   } catch (const InputError& e) {
     error = fmt::format("{}: node {}: {}", role, node.id, e.what());
     return std::nullopt;

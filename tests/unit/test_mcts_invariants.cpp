@@ -15,9 +15,16 @@ namespace {
 
 // A tiny deterministic "world": children of node n proposed at step k land on one of 30
 // sources, so transpositions (and edges back to ancestors) happen often; 1 in 6 fails.
+// With more sources, transpositions are rare and every 10th child re-derives an ancestor.
 struct World {
-  int failures = 0;
-  std::string source_for(int node, int step) const { return "src" + std::to_string((node * 7 + step * 3) % 30); }
+  int sources = 30;
+  std::string source_for(const VariantGraph& g, int node, int step) const {
+    if (sources > 30 && step % 10 == 0) {
+      auto path = g.tree_path(node);
+      return g.node(path[path.size() * 3 / 4]).plan;
+    }
+    return "src" + std::to_string((node * 7 + step * 3) % sources);
+  }
   double reward_of(const std::string& hash) const { return static_cast<double>(hash[0] % 13) / 6.0 - 1.0; }
   bool fails(const std::string& hash) const { return hash[1] % 6 == 0; }
 };
@@ -41,30 +48,47 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
   }
 }
 
-void drive(const char* policy, const char* pending, const char* backup, const char* widening) {
+// Drives a search of 40 waves of up to 3 jobs; returns every selection's node and path.
+// Every 7th agent call fails (every 14th: the node is exhausted).
+std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
+                                    bool keep_selectability = true, int sources = 30) {
   Config c;
   c.set(std::string("search.policy=") + policy);
   c.set(std::string("search.pending=") + pending);
   c.set(std::string("search.backup=") + backup);
   c.set(std::string("search.widening=") + widening);
   c.set("search.branching=3");
-  MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
-  World w;
+  auto parts = MctsStrategy::Parts::from_config(c);
+  parts.keep_selectability = keep_selectability;
+  MctsStrategy m(CommonStrategySettings::from_config(c), std::move(parts));
+  World w{sources};
   VariantGraph g;
+  std::vector<std::vector<int>> selections;
   NodeRecord root;
-  root.hash = canonical_hash("seed");
+  root.plan = "seed";
+  root.hash = canonical_hash(root.plan);
   g.add_root(root);
   evaluate(g, m, Selection{Selection::Kind::expand, -1, {}, 0}, 0, w);
   int step = 0;
   for (int wave = 0; wave < 40; ++wave) {
     std::vector<Selection> jobs;
     while (jobs.size() < 3)
-      if (auto s = m.next(g)) jobs.push_back(*s);
-      else break;
+      if (auto s = m.next(g)) {
+        jobs.push_back(*s);
+        selections.push_back(s->path);
+        selections.back().push_back(s->kind == Selection::Kind::debug ? -1 : s->node);
+      } else {
+        break;
+      }
     if (jobs.empty()) break;
     for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {  // resolved out of request order
+      if (++step % 7 == 0) {
+        m.on_expansion_failed(g, *it, step % 14 == 0);
+        continue;
+      }
       NodeRecord child;
-      child.hash = canonical_hash(w.source_for(it->node, ++step));
+      child.plan = w.source_for(g, it->node, step);  // (the plan field holds the source's name)
+      child.hash = canonical_hash(child.plan);
       EdgeRecord edge;
       edge.kind = it->kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
       auto added = g.add_child(it->node, child, edge);
@@ -75,6 +99,11 @@ void drive(const char* policy, const char* pending, const char* backup, const ch
   }
   CHECK(g.size() > 5);
   check_invariants(g, m);
+  int cyclic = 0;
+  for (int n = 0; n < g.size(); ++n) cyclic += g.reaches_cycle(n);
+  CHECK(cyclic > 0);  // the world re-derives ancestors: the per-descent search is exercised too
+  if (sources > 100) CHECK(cyclic < g.size() / 2);  // and with many sources, the kept flags
+  return selections;
 }
 
 // MCTS driven by hand from a root of reward 0: expand() asks for the next job, adds a child
@@ -118,6 +147,23 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
           CAPTURE(widening);
           drive(policy, pending, backup, widening);
         }
+}
+
+TEST_CASE("mcts: the kept selectability flags select exactly what a search per descent selects") {
+  for (const char* policy : {"uct", "thompson"})
+    for (const char* widening : {"fixed", "progressive"})
+      for (const char* pending : {"wu_uct", "none"}) {
+        CAPTURE(std::string(policy));
+        CAPTURE(std::string(widening));
+        CAPTURE(std::string(pending));
+        for (int sources : {30, 400}) {
+          CAPTURE(sources);
+          auto kept = drive(policy, pending, "mean", widening, true, sources);
+          auto scratch = drive(policy, pending, "mean", widening, false, sources);
+          CHECK(kept.size() > 20);
+          CHECK(kept == scratch);
+        }
+      }
 }
 
 TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the child") {

@@ -39,7 +39,7 @@ Problem tiny_problem() {
 NodeView node(int id, const json& params) {
   NodeView n;
   n.id = id;
-  n.meta = {{"params", params}};
+  n.set_meta({{"params", params}});
   return n;
 }
 
@@ -183,7 +183,7 @@ TEST_CASE("rule agents: a parent without params gives an error, not an exception
   Problem p = tiny_problem();
   Config config;
   PlanContext c = context_for(p, 3, 1);
-  c.parent.meta = json::object();
+  c.parent.set_meta(json::object());
   PlanResult r = PlannerRegistry::instance().create("planner", "rule", config)->propose(c);
   CHECK(r.plans.empty());
   CHECK(r.error.find("params") != std::string::npos);
@@ -334,4 +334,17 @@ TEST_CASE("sweep planner: every valid point once, in order, skipping known point
   CHECK(seen[1] == SpacePoint{{"TILE", 8}, {"UNROLL", 1}, {"ORDER", "ikj"}});
 }
 
+TEST_CASE("node view: the plan history follows the links up to the seed, oldest first") {
+  NodeView seed;
+  CHECK(seed.plan_history().empty());
+  auto a = std::make_shared<const PlanLink>(PlanLink{nullptr, "TILE 16 -> 32"});
+  auto b = std::make_shared<const PlanLink>(PlanLink{a, "UNROLL 1 -> 4"});
+  NodeView child;
+  child.plan_link = b;
+  CHECK(child.plan_history() == std::vector<std::string>{"TILE 16 -> 32", "UNROLL 1 -> 4"});
+  child.plan_link = a;  // a sibling's link shares the same parent chain
+  CHECK(child.plan_history() == std::vector<std::string>{"TILE 16 -> 32"});
+}
+
 }  // namespace kmcts
+
