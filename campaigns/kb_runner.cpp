@@ -88,7 +88,11 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   std::optional<std::string> status;
   if (fs::exists(run_dir / "run.sqlite")) status = RunStore::open(run_dir)->status();
   if (status == "running") {
-    summary = resume_search({run_dir, std::nullopt, std::nullopt, inner_progress});
+    ResumeRequest resume;
+    resume.run_dir = run_dir;
+    resume.overrides["evaluator.kernelbench.device"] = gpu;  // this worker's GPU, not the first run's
+    resume.progress = inner_progress;
+    summary = resume_search(resume);
   } else if (status && *status != "interrupted") {
     summary = RunStore::open(run_dir)->summary().value_or(json{{"status", *status}});
   } else {
@@ -136,11 +140,10 @@ void gpu_worker(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>&
       if (!shared.fatal) shared.fatal = e;
       g_stop.store(true);
       return;
-    } catch (const std::exception& e) {  // one problem's failure is recorded, the others go on
-      json failed = {{"problem", f.name}, {"file", f.path.string()}, {"status", "error"}, {"message", e.what()},
-                     {"correct", false}, {"gpu", gpu}};
-      write_file_atomic(r.out / "problems" / (f.name + ".json"), failed.dump(2) + "\n");
-      line = std::string("error: ") + e.what();
+    } catch (const std::exception& e) {  // the others go on; this one is tried again next time
+      write_file_atomic(r.out / "problems" / (f.name + ".error.json"),
+                        json{{"problem", f.name}, {"gpu", gpu}, {"message", e.what()}}.dump(2) + "\n");
+      line = std::string("error (left unfinished, retried by the next run): ") + e.what();
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard<std::mutex> lock(shared.mutex);
@@ -195,14 +198,19 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   reasserter.join();
   if (shared.fatal) throw *shared.fatal;
 
+  // Every selected problem counts in the denominators: an unfinished one is not correct.
   std::vector<json> results;
   json unfinished = json::array();
   for (const auto& f : files) {
     const fs::path file = r.out / "problems" / (f.name + ".json");
-    if (fs::exists(file))
+    if (fs::exists(file)) {
       results.push_back(json::parse(read_file(file)));
-    else
-      unfinished.push_back(f.name);
+      continue;
+    }
+    const fs::path error = r.out / "problems" / (f.name + ".error.json");
+    const std::string why = fs::exists(error) ? json::parse(read_file(error)).value("message", "") : "not run";
+    unfinished.push_back(f.name);
+    results.push_back({{"problem", f.name}, {"status", "unfinished"}, {"message", why}, {"correct", false}});
   }
   json summary = leaderboard_summary(results);
   summary["unfinished"] = unfinished;

@@ -5,6 +5,7 @@
 // OUT/campaign.json           what was asked (level, mode, budget, problems); a resume must agree
 // OUT/runs/<problem>/         each problem's run directory (a normal kmcts run)
 // OUT/problems/<problem>.json its result once its search ended (a problem with one is done)
+// OUT/problems/<problem>.error.json why its last attempt failed (it stays unfinished)
 // OUT/problems/<problem>.best.py  the best candidate's source, when one was correct
 // OUT/summary.json, summary.md    the leaderboard over the selected problems
 #include <filesystem>
@@ -40,7 +41,9 @@ struct KbLeaderboardRequest {
 nlohmann::json run_kernelbench_leaderboard(const KbLeaderboardRequest& request);
 
 /// Asks a running campaign to stop: searches in flight finish their work in flight, no new
-/// problem starts; the campaign can be resumed. Async-signal-safe.
+/// problem starts. Running the campaign again continues it: problems not started run, a
+/// search killed mid-way resumes, and a search stopped this way (status "interrupted") starts
+/// again, its run directory kept aside as runs/<problem>.interrupted-N. Async-signal-safe.
 void request_leaderboard_stop();
 
 /// A problem's result from its finished run directory: the best correct candidate other than

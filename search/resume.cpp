@@ -58,7 +58,8 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   config.merge(store->config(), (request.run_dir / "config.json").string());
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
   if (request.workers) config.set_value("search.workers", *request.workers, "--workers");
-  if (request.budget || request.workers) store->update_config(config.to_json());
+  for (const auto& [key, value] : request.overrides) config.set_value(key, value, "resume");
+  if (request.budget || request.workers || !request.overrides.empty()) store->update_config(config.to_json());
   // Runs since KernelBench-format problems record the path they loaded (a file or a folder).
   const nlohmann::json info = store->run_info();
   std::filesystem::path problem_dir = info.value("problem_path", info.value("problem_dir", ""));

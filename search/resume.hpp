@@ -4,7 +4,9 @@
 // that were in flight are recorded as cancelled and selected again; variants whose
 // measurement was in flight are measured again.
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,9 @@ struct ResumeRequest {
   std::filesystem::path run_dir;
   std::optional<int64_t> budget;   // a larger evaluation budget than the run had
   std::optional<int64_t> workers;
+  /// Options set over the stored config for the rest of the run (e.g. the GPU a campaign gives
+  /// it now), recorded in the run's config like --budget.
+  std::map<std::string, nlohmann::json> overrides;
   bool progress = true;
 };
 

@@ -92,8 +92,13 @@ std::string probed_arch(const std::string& device) {
   const json probe = cuda::probe_devices();
   for (const json& d : probe.value("devices", json::array())) {
     const std::string arch = d.value("arch", "");
-    if (std::to_string(d.value("index", -1)) != device || arch.size() < 5 || arch.rfind("sm_", 0) != 0) continue;
-    return arch.substr(3, arch.size() - 4) + "." + arch.substr(arch.size() - 1);
+    if (std::to_string(d.value("index", -1)) != device || arch.rfind("sm_", 0) != 0) continue;
+    // sm_90 -> 9.0, sm_90a -> 9.0a, sm_100 -> 10.0
+    const size_t digits = arch.find_first_not_of("0123456789", 3);
+    const std::string number = arch.substr(3, digits == std::string::npos ? std::string::npos : digits - 3);
+    if (number.size() < 2) continue;
+    return number.substr(0, number.size() - 1) + "." + number.substr(number.size() - 1) +
+           (digits == std::string::npos ? "" : arch.substr(digits));
   }
   return "";
 }
@@ -136,7 +141,7 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
     r.message = "wrong answer: " + line.value("wrong_answer", std::string());
     return r;
   }
-  if (!error.empty()) {
+  if (line.contains("error")) {  // present at all is a failure, whatever it says
     r.verdict = line.value("timeout", false) ? Verdict::timeout : Verdict::crash;
     r.message = (line.value("timeout", false) ? "timeout: " : "crash: ") + error;
     r.log = line.value("traceback", std::string());
@@ -208,7 +213,9 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   BuildResult b;
   b.source_hash = sha256_hex(source);
   const fs::path file = candidates_ / (b.source_hash + ".py");
-  const bool stored = fs::exists(file);
+  // A stored file is used only if it still holds this source (a candidate runs as our user
+  // and could have rewritten another's file, the screen-exempt seed's included).
+  const bool stored = fs::exists(file) && sha256_hex(read_file(file)) == b.source_hash;
   if (!stored) {
     const fs::path part = file.string() + ".part";
     std::ofstream(part, std::ios::binary) << source;

@@ -74,5 +74,17 @@ class Screen(unittest.TestCase):
         self.assertEqual(screen.screen_source("def (:\n")["verdict"], "unparsable")
 
 
+
+class ProcessEscape(unittest.TestCase):
+    def test_ways_out_of_the_evaluating_process(self):
+        for src in ("import os\nos.fstat(3)\n", "import socket\n", "import ctypes\n", "x = __import__('o' + 's')\n",
+                    "getattr(torch, 'c' + 'uda')\n", "import sys\nm = sys.modules['kb_timer']\n", "exec('1')\n",
+                    "import os\nos.write(5, b'x')\n"):
+            with self.subTest(src=src):
+                self.assertIn("process_escape", rules(src))
+
+    def test_ordinary_code_is_not_an_escape(self):
+        self.assertEqual(rules("import os\np = os.path.join('a', 'b')\ngetattr(self, 'weight')\n"), [])
+
 if __name__ == "__main__":
     unittest.main()

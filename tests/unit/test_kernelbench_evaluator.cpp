@@ -131,6 +131,8 @@ TEST_CASE("kernelbench evaluator: the hardened harness's verdicts, and its media
       {{"compiled", true}, {"correct", false}, {"wrong_answer", "timed call 3 of block 2 on input set 1: NaN"}}, "eager");
   CHECK(timed.verdict == Verdict::wrong_answer);
   CHECK(timed.message.find("timed call 3") != std::string::npos);
+  // An "error" key fails the candidate whatever it holds (an empty one once let a forged line pass).
+  CHECK(result_from_harness({{"compiled", true}, {"correct", true}, {"error", ""}}, "eager").verdict == Verdict::crash);
   CHECK(result_from_harness({{"infra_error", "OSError: no libkmcts_kb_timer.so"}}, "eager").verdict ==
         Verdict::infra_error);
   CHECK(result_from_harness({{"compiled", false}, {"timeout", true}, {"error", "no answer within 600 s"}}, "eager")

@@ -5,12 +5,15 @@ arrive from the trusted side as shared tensors (CUDA IPC on a GPU, shared memory
 each call's output is copied into a slot the trusted side then checks. Timing is by CUPTI in
 this process (kb_timer.py), one window per call.
 
-Messages (dicts over a multiprocessing Pipe), answered with {"ok": True, ...} or {"error": ...}:
+Messages come as pickled dicts over a multiprocessing Pipe (trusted to untrusted); replies go back
+as JSON text only (reply()), which the trusted side parses with a size cap and reads field by
+field: nothing this process sends can run code there or set a verdict's fields.
   bind {key, inputs, slots}  keep tensors under a key      unbind {key}
   call {key}                 one call, output to slot 0    quit
-  time {keys, per_key}       per_key timed calls on each key in turn, outputs to slots[0..per_key)"""
+  time {keys}                one timed call on each key in turn, each output to its slot 0"""
 
 import importlib.util
+import json
 import os
 import sys
 import traceback
@@ -27,12 +30,16 @@ def error_reply(stage, e):
     return reply
 
 
+def reply(conn, message):
+    conn.send_bytes(json.dumps(message).encode())
+
+
 def store(out, slot):
     """Copies a call's output into its slot; 1 when the copy needed a kernel (a cast or a
     strided source), 0 when it was a plain memcpy."""
     import torch
-    if not isinstance(out, torch.Tensor):
-        raise CandidateError(f"ModelNew returned {type(out).__name__}, not a tensor")
+    if type(out) is not torch.Tensor:  # a subclass could run work in copy_ (outside any window)
+        raise CandidateError(f"ModelNew returned {type(out).__name__}, not a plain torch.Tensor")
     if tuple(out.shape) != tuple(slot.shape):
         raise CandidateError(f"output shape {tuple(out.shape)}, expected {tuple(slot.shape)}")
     if out.dtype != slot.dtype:
@@ -54,41 +61,45 @@ def serve(conn, model, timer, device):
         try:
             if op == "bind":
                 bound[msg["key"]] = (msg["inputs"], msg["slots"])
-                conn.send({"ok": True})
+                reply(conn, {"ok": True})
             elif op == "unbind":
                 bound.pop(msg["key"], None)
-                conn.send({"ok": True})
+                reply(conn, {"ok": True})
             elif op == "call":
                 inputs, slots = bound[msg["key"]]
                 with torch.no_grad():
-                    out = model(*inputs)
+                    # In a window of its own (not timed): the kernels of untimed calls must not
+                    # count as stray work at the next block's start.
+                    _, out = timer.measure(lambda: model(*inputs))
                     own = store(out, slots[0])
                 if device.type == "cuda":
                     torch.cuda.synchronize(device)
-                conn.send({"ok": True, "own_kernels": own})
+                reply(conn, {"ok": True, "own_kernels": own})
             elif op == "time":
-                conn.send(time_block(model, timer, bound, msg["keys"], msg["per_key"], device))
+                reply(conn, time_block(model, timer, bound, msg["keys"], device))
         except Exception as e:  # the candidate failed (or a CUDA fault): the trusted side decides
-            conn.send(error_reply(op, e))
+            reply(conn, error_reply(op, e))
 
 
-def time_block(model, timer, bound, keys, per_key, device):
+def time_block(model, timer, bound, keys, device):
     import torch
     samples = []
     own = 0
     with torch.no_grad():
-        timer.measure(lambda: None)  # closes the books on work between blocks
-        for j in range(per_key):
-            for key in keys:
-                inputs, slots = bound[key]
-                timer.flush()
-                sample, out = timer.measure(lambda: model(*inputs))
-                own += store(out, slots[j])
-                samples.append(sample)
+        # Whatever ran since the last block (the trusted side timed the references meanwhile,
+        # with this process stopped) counts as stray work.
+        drain, _ = timer.measure(lambda: None)
+        for key in keys:
+            inputs, slots = bound[key]
+            timer.flush()
+            sample, out = timer.measure(lambda: model(*inputs))
+            own += store(out, slots[0])
+            samples.append(sample)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         tail, _ = timer.measure(lambda: None)  # the last call's stragglers
-    return {"ok": True, "samples": samples, "own_kernels": own, "tail_stray": tail["stray_before"]}
+    return {"ok": True, "samples": samples, "own_kernels": own,
+            "tail_stray": tail["stray_before"] + drain["stray_before"] + drain["stray_after"]}
 
 
 def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
@@ -104,7 +115,7 @@ def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
     try:
         timer = make_timer(device, timer_library)
     except Exception as e:
-        conn.send(error_reply("timer", e))
+        reply(conn, error_reply("timer", e))
         return
     try:
         spec = importlib.util.spec_from_file_location("kmcts_kb_candidate", candidate_path)
@@ -112,7 +123,7 @@ def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
         spec.loader.exec_module(module)
         cls = module.ModelNew
     except BaseException as e:  # noqa: BLE001 - SystemExit from a build failure included
-        conn.send(error_reply("load", e))
+        reply(conn, error_reply("load", e))
         return
     try:
         torch.manual_seed(seed)
@@ -121,7 +132,7 @@ def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
         init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in init_inputs]
         model = cls(*init).to(device)
     except Exception as e:
-        conn.send(error_reply("init", e))
+        reply(conn, error_reply("init", e))
         return
-    conn.send({"ok": True, "ready": True})
+    reply(conn, {"ok": True, "ready": True})
     serve(conn, model, timer, device)

@@ -7,12 +7,21 @@ faithful mode (faithful.py) it adds:
   - a static screen of the source (screen.py): flagged candidates are rejected unless
     --screen record;
   - correctness on fresh inputs of several distributions (the problem's own draw, uniform
-    [0,1), negated, heavy-tailed), a scale-aware tolerance (atol x max(1, max |expected|) +
+    [0,1), negated, heavy-tailed), a scale-aware tolerance (atol x max(1, RMS of expected) +
     rtol x |expected|) with NaN and inf parity, and the inputs checked unmodified;
   - timing by CUPTI across all streams (libkmcts_kb_timer.so) with an L2 flush before every
-    call, candidate and reference in alternating blocks on rotated input sets redrawn in place
-    before each block, until REFERENCE.md's stopping rule holds; median with a bootstrap CI;
-  - every timed call's output checked, and kernels that ran outside the timing windows rejected.
+    call, candidate and references in alternating blocks over up to 16 input sets, each called
+    once per block on values redrawn before it (no timed call sees inputs an earlier call saw),
+    until REFERENCE.md's stopping rule holds; median with a bootstrap CI;
+  - every timed call's output checked; kernels that ran outside the timing windows (or while the
+    candidate's process was stopped for the references' timing) rejected.
+
+What it cannot stop: the timings of the candidate come from CUPTI inside the candidate's own
+process, so candidate code that takes that process over (rewrites the harness's functions or
+writes forged replies to its pipe) could report false times. Its replies are JSON read field by
+field (never a verdict or code), a reported GPU time longer than the block's wall clock is
+rejected, and the static screen rejects the ways in (file descriptors, ctypes, sys.modules,
+dynamic imports); a determined attacker is not ruled out.
 
 Usage: python3 hardened.py --problem P.py --candidate C.py [--device 0|cpu] [--timer-lib SO]
           [--tolerance current|paper] [--correctness-trials 5] [--no-compile] [--screen reject|record]
@@ -22,6 +31,7 @@ import argparse
 import json
 import math
 import os
+import signal
 import sys
 import time
 import traceback
@@ -31,8 +41,8 @@ import screen
 from faithful import SEED, device_of, load_module, set_seed
 
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
-SLOT_BUDGET_BYTES = 2 << 30  # output slots per timed block, all input sets together
-BLOCK = 25  # timed calls per input set per block
+SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
+SETS = 16  # input sets, each called once per block on values redrawn before the block
 
 
 class Verdict(Exception):
@@ -69,11 +79,12 @@ def draw_inputs(problem, seed, distribution, device):
 
 
 def output_scale(expected):
-    """max(1, max |expected| over its finite elements): the scale the absolute tolerance grows with."""
+    """max(1, RMS of expected over its finite elements): the scale the absolute tolerance grows
+    with (the RMS, not the maximum, so that one outlier does not loosen every element)."""
     import torch
     e = expected.float()
     finite = torch.isfinite(e)
-    return max(1.0, float(e[finite].abs().max().item())) if bool(finite.any()) else 1.0
+    return max(1.0, float(e[finite].pow(2).mean().sqrt().item())) if bool(finite.any()) else 1.0
 
 
 def mismatch(got, expected, tol, scale=None):
@@ -104,8 +115,13 @@ def modified(inputs, pristine):
     return None
 
 
+REPLY_LIMIT = 4 << 20  # bytes of one reply from the candidate's process
+SAMPLE_FIELDS = ("union_ns", "window_ns", "kernels", "memcpys", "memsets", "streams", "stray_before", "stray_after")
+
+
 class Child:
-    """The candidate's process and the pipe to it."""
+    """The candidate's process and the pipe to it. Its replies are JSON text read field by field:
+    nothing it sends can run code here or set a verdict's fields."""
 
     def __init__(self, args, init_inputs, call_timeout):
         import torch.multiprocessing as mp
@@ -119,25 +135,57 @@ class Child:
         self.proc.start()
         child_conn.close()
 
+    def died(self, during):
+        self.proc.join(5)
+        code = self.proc.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return Verdict(error=f"the candidate's process died ({how}) during {during}")
+
     def ask(self, msg, timeout=None, stage=None):
+        during = stage or msg["op"]
         if msg is not None:
-            self.conn.send(msg)
+            try:
+                self.conn.send(msg)
+            except (OSError, ValueError):
+                raise self.died(during) from None
         limit = self.timeout if timeout is None else timeout
         if not self.conn.poll(limit):
             self.kill()
-            raise Verdict(timeout=True, error=f"the candidate gave no answer within {limit:g} s ({stage or msg['op']})")
+            raise Verdict(timeout=True, error=f"the candidate gave no answer within {limit:g} s ({during})")
         try:
-            reply = self.conn.recv()
+            raw = self.conn.recv_bytes(REPLY_LIMIT)
         except (EOFError, ConnectionError):
-            self.proc.join(5)
-            code = self.proc.exitcode
-            how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-            raise Verdict(error=f"the candidate's process died ({how}) during {stage or msg['op']}")
-        if "error" in reply and reply.get("wrong_output"):
-            raise Verdict(correct=False, wrong_answer=reply["error"])
+            raise self.died(during) from None
+        except OSError:  # longer than the limit
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent an oversized reply during {during}") from None
+        try:
+            reply = json.loads(raw)
+            if not isinstance(reply, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent a malformed reply during {during}") from None
         if "error" in reply:
-            raise Verdict(**reply)
+            text = str(reply.get("error"))[:4000]
+            where = str(reply.get("stage", during))
+            if reply.get("wrong_output") is True:
+                raise Verdict(correct=False, wrong_answer=text)
+            if where == "timer":
+                raise RuntimeError(f"the candidate process's CUPTI timer: {text}")  # ours, not the candidate's
+            raise Verdict(error=text, stage=where, traceback=str(reply.get("traceback", ""))[-4000:])
+        if reply.get("ok") is not True:
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent a reply without ok during {during}")
         return reply
+
+    def pause(self, stopped):
+        """SIGSTOP while the trusted side times the references (nothing of the candidate runs
+        meanwhile), SIGCONT after."""
+        try:
+            os.kill(self.proc.pid, signal.SIGSTOP if stopped else signal.SIGCONT)
+        except OSError:
+            pass
 
     def kill(self):
         if self.proc.is_alive():
@@ -145,6 +193,7 @@ class Child:
         self.proc.join(5)
 
     def close(self):
+        self.pause(False)
         try:
             self.conn.send({"op": "quit"})
         except (OSError, ValueError):
@@ -153,7 +202,46 @@ class Child:
         self.kill()
 
 
-def check_correctness(problem, reference, child, device, trials, tol):
+def checked_samples(reply, count):
+    """The timing reply's samples, each a dict of non-negative integers; Verdict otherwise."""
+    samples = reply.get("samples")
+    ok = isinstance(samples, list) and len(samples) == count
+    for x in samples if ok else []:
+        ok = ok and isinstance(x, dict) and all(isinstance(x.get(f), int) and x[f] >= 0 for f in SAMPLE_FIELDS)
+    for f in ("own_kernels", "tail_stray"):
+        ok = ok and isinstance(reply.get(f), int) and reply[f] >= 0
+    if not ok:
+        raise Verdict(rejected="the candidate's process sent a malformed timing reply")
+    return samples
+
+
+def shared_pool(device):
+    """Where tensors the candidate's process gets are allocated: CUDA IPC hands over a whole
+    allocator segment, so on a GPU they come from a pool of their own (torch.cuda.MemPool) and
+    the expected outputs and pristine inputs, in the default pool, never share a segment with
+    them. Shared memory on the CPU is per tensor."""
+    import contextlib
+    import torch
+    if device.type != "cuda":
+        return contextlib.nullcontext
+    if not hasattr(torch.cuda, "MemPool"):
+        raise RuntimeError("torch.cuda.MemPool is missing (torch >= 2.6 needed for the hardened mode on a GPU)")
+    pool = torch.cuda.MemPool()
+    return lambda: torch.cuda.use_mem_pool(pool)
+
+
+def share(values, pool):
+    """Copies of the tensors in `values`, allocated where the candidate may see them."""
+    import torch
+    with pool():
+        out = [v.clone() if isinstance(v, torch.Tensor) else v for v in values]
+    for v in out:
+        if isinstance(v, torch.Tensor) and v.device.type == "cpu":
+            v.share_memory_()
+    return out
+
+
+def check_correctness(problem, reference, child, device, trials, tol, pool):
     import torch
     torch.manual_seed(SEED)
     seeds = [int(torch.randint(0, 2 ** 32 - 1, (1,)).item()) for _ in range(trials)]
@@ -161,10 +249,11 @@ def check_correctness(problem, reference, child, device, trials, tol):
     with torch.no_grad():
         for k, seed in enumerate(seeds):
             dist = DISTRIBUTIONS[k % len(DISTRIBUTIONS)]
-            inputs = draw_inputs(problem, seed, dist, device)
-            pristine = [v.clone() if isinstance(v, torch.Tensor) else v for v in inputs]
-            expected = reference(*inputs)
-            slot = torch.full_like(expected, float("nan")) if expected.is_floating_point() else torch.empty_like(expected)
+            pristine = draw_inputs(problem, seed, dist, device)
+            inputs = share(pristine, pool)
+            expected = reference(*pristine)
+            with pool():
+                slot = torch.full_like(expected, float("nan")) if expected.is_floating_point() else torch.zeros_like(expected)
             if device.type == "cpu":
                 slot.share_memory_()
             child.ask({"op": "bind", "key": k, "inputs": inputs, "slots": [slot]})
@@ -182,105 +271,114 @@ def check_correctness(problem, reference, child, device, trials, tol):
 
 
 class TimedSet:
-    def __init__(self, problem, reference, seed, device, slots):
+    """One input set of the timing: the inputs and output slot the candidate gets (shared), and
+    the pristine inputs and expected output it never sees."""
+
+    def __init__(self, problem, reference, seed, device, pool):
         import torch
         self.problem, self.reference, self.device = problem, reference, device
-        self.inputs = draw_inputs(problem, seed, "problem", device)
-        self.pristine = [v.clone() if isinstance(v, torch.Tensor) else v for v in self.inputs]
-        self.expected = reference(*self.inputs)
+        self.pristine = draw_inputs(problem, seed, "problem", device)
+        self.inputs = share(self.pristine, pool)
+        self.expected = reference(*self.pristine)
         self.scale = output_scale(self.expected)
-        self.slots = [torch.empty_like(self.expected) for _ in range(slots)]
+        with pool():
+            self.slot = torch.empty_like(self.expected)
         if device.type == "cpu":
-            for s in self.slots:
-                s.share_memory_()
+            self.slot.share_memory_()
 
     def redraw(self, seed):
-        """New values in the same buffers: an output cached by input pointer goes stale."""
+        """New values in the same buffers before every block: each timed call sees inputs no
+        earlier call saw (an output cached by pointer or by a fingerprint goes stale)."""
         import torch
-        fresh = draw_inputs(self.problem, seed, "problem", self.device)
-        for a, b, p in zip(self.inputs, fresh, self.pristine):
+        self.pristine = draw_inputs(self.problem, seed, "problem", self.device)
+        for a, b in zip(self.inputs, self.pristine):
             if isinstance(a, torch.Tensor):
                 a.copy_(b)
-                p.copy_(b)
-        self.expected = self.reference(*self.inputs)
+        self.expected = self.reference(*self.pristine)
         self.scale = output_scale(self.expected)
-        for s in self.slots:
-            s.fill_(float("nan")) if s.is_floating_point() else s.zero_()
+        self.slot.fill_(float("nan")) if self.slot.is_floating_point() else self.slot.zero_()
 
 
-def time_side(timer, model, sets, per_set):
-    import torch
+def time_side(timer, model, sets):
     times = []
-    with torch.no_grad():
-        for _ in range(per_set):
-            for s in sets:
-                timer.flush()
-                sample, _ = timer.measure(lambda: model(*s.inputs))
-                times.append(sample["union_ns"] * 1e-6)
+    for s in sets:
+        timer.flush()
+        sample, _ = timer.measure(lambda: model(*s.inputs))
+        times.append(sample["union_ns"] * 1e-6)
     return times
 
 
-def timing(args, problem, reference, child, device, timer, tol):
+def timing(args, problem, reference, child, device, timer, tol, pool):
     import torch
     with torch.no_grad():
-        return timing_loop(args, problem, reference, child, device, timer, tol)
+        return timing_loop(args, problem, reference, child, device, timer, tol, pool)
 
 
-def timing_loop(args, problem, reference, child, device, timer, tol):
+def timing_loop(args, problem, reference, child, device, timer, tol, pool):
     import torch
     probe = draw_inputs(problem, SEED, "problem", device)
-    out_bytes = reference(*probe).element_size() * reference(*probe).numel()
-    del probe
-    per_set = max(1, min(BLOCK, SLOT_BUDGET_BYTES // max(1, 2 * out_bytes)))
-    sets = [TimedSet(problem, reference, SEED + 1 + k, device, per_set) for k in range(2)]
-    for k, s in enumerate(sets):
-        child.ask({"op": "bind", "key": f"t{k}", "inputs": s.inputs, "slots": s.slots})
+    out = reference(*probe)
+    set_bytes = 2 * out.element_size() * out.numel() + 2 * sum(
+        v.element_size() * v.numel() for v in probe if isinstance(v, torch.Tensor))
+    del probe, out
+    count = max(2, min(SETS, SET_BUDGET_BYTES // max(1, set_bytes)))
+    sets = [TimedSet(problem, reference, SEED + 1 + k, device, pool) for k in range(count)]
+    keys = [f"t{k}" for k in range(count)]
+    for key, s in zip(keys, sets):
+        child.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.slot]})
     sides = {"candidate": [], "eager": []}
     models = {"eager": reference}
     if args.compile and hasattr(torch, "compile"):  # torch < 2 has no torch.compile: not timed
         models["compile"] = torch.compile(reference)
         sides["compile"] = []
-        with torch.no_grad():
-            for _ in range(3):
-                models["compile"](*sets[0].inputs)  # compiles outside the timing
+        for _ in range(3):
+            models["compile"](*sets[0].inputs)  # compiles outside the timing
     spent = {k: 0.0 for k in sides}
-    counters = {"blocks": 0, "stray_kernels": 0, "own_kernels": 0, "kernels_per_call": set(), "streams_per_call": set()}
+    counters = {"blocks": 0, "sets": count, "stray_kernels": 0, "own_kernels": 0, "kernels_per_call": set(),
+                "streams_per_call": set()}
     block = 0
     while not all(kb_metrics.enough_samples(sides[k], spent[k], max_time_s=args.max_time_s) for k in sides):
         block += 1
         for k, s in enumerate(sets):
-            s.redraw(SEED + 1000 * block + k)
+            s.redraw(SEED + 100003 * block + k)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
         t0 = time.perf_counter()
-        reply = child.ask({"op": "time", "keys": [f"t{k}" for k in range(len(sets))], "per_key": per_set},
-                          timeout=args.call_timeout * per_set * len(sets))
-        spent["candidate"] += time.perf_counter() - t0
-        samples = reply["samples"]
-        sides["candidate"] += [x["union_ns"] * 1e-6 for x in samples]
-        strays = sum(x["stray_before"] + x["stray_after"] for x in samples) + reply["tail_stray"]
-        counters["stray_kernels"] += strays
+        reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
+        wall = time.perf_counter() - t0
+        spent["candidate"] += wall
+        samples = checked_samples(reply, count)
+        reported = [x["union_ns"] * 1e-6 for x in samples]
+        if sum(reported) > wall * 1e3:
+            raise Verdict(rejected=f"the candidate's process reported {sum(reported):.3f} ms of GPU time in a block "
+                                   f"that took {wall * 1e3:.3f} ms")
+        sides["candidate"] += reported
+        counters["stray_kernels"] += sum(x["stray_before"] + x["stray_after"] for x in samples) + reply["tail_stray"]
         counters["own_kernels"] += reply["own_kernels"]
         counters["kernels_per_call"].update(x["kernels"] for x in samples)
         counters["streams_per_call"].update(x["streams"] for x in samples)
         for k, s in enumerate(sets):
-            for j, slot in enumerate(s.slots):
-                bad = mismatch(slot, s.expected, tol, s.scale)
-                if bad:
-                    raise Verdict(correct=False, timed_failure=True,
-                                  wrong_answer=f"timed call {j} of block {block} on input set {k}: {bad}")
+            bad = mismatch(s.slot, s.expected, tol, s.scale)
+            if bad:
+                raise Verdict(correct=False, timed_failure=True,
+                              wrong_answer=f"timed call on input set {k} of block {block}: {bad}")
             bad = modified(s.inputs, s.pristine)
             if bad:
                 raise Verdict(correct=False, timed_failure=True, wrong_answer=f"during timing: {bad}")
         if counters["stray_kernels"] > counters["own_kernels"]:
             raise Verdict(rejected=f"{counters['stray_kernels'] - counters['own_kernels']} kernels ran outside the "
                                    "timed windows (work left running or launched late)")
-        for k in sides:
-            if k == "candidate":
-                continue
-            t0 = time.perf_counter()
-            sides[k] += time_side(timer, models[k], sets, per_set)
-            spent[k] += time.perf_counter() - t0
+        child.pause(True)
+        try:
+            for k in sides:
+                if k != "candidate":
+                    t0 = time.perf_counter()
+                    sides[k] += time_side(timer, models[k], sets)
+                    spent[k] += time.perf_counter() - t0
+        finally:
+            child.pause(False)
+    if kb_metrics.median(sides["candidate"]) <= 0:
+        raise Verdict(rejected="no GPU work was recorded in the candidate's timed calls")
     counters["blocks"] = block
     counters["kernels_per_call"] = sorted(counters["kernels_per_call"])
     counters["streams_per_call"] = sorted(counters["streams_per_call"])
@@ -325,14 +423,15 @@ def evaluate(args):
         seconds["load"] = time.perf_counter() - t0
         out["compiled"] = True
         t0 = time.perf_counter()
+        pool = shared_pool(device)
         out["correctness_seeds"], out["trials"] = check_correctness(problem, reference, child, device,
-                                                                    args.correctness_trials, tol)
+                                                                    args.correctness_trials, tol, pool)
         seconds["correctness"] = time.perf_counter() - t0
         out["correct"] = all(t["ok"] for t in out["trials"])
         if not out["correct"]:
             return out
         t0 = time.perf_counter()
-        sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol)
+        sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool)
         seconds["timing"] = time.perf_counter() - t0
     except Verdict as v:
         out.update(v.fields)
@@ -350,6 +449,17 @@ def evaluate(args):
     return out
 
 
+def finite(value):
+    """The result with every inf and NaN replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(v) for v in value]
+    return value
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", required=True)
@@ -364,6 +474,7 @@ def main():
     parser.add_argument("--load-timeout", type=float, default=600.0, help="seconds for the candidate to load (builds included)")
     parser.add_argument("--call-timeout", type=float, default=60.0, help="seconds per candidate call")
     parser.add_argument("--max-time-s", type=float, default=2.0, help="sampling time cap per side")
+    parser.add_argument("--block-timeout", type=float, default=120.0, help="seconds for one block of timed calls")
     args = parser.parse_args()
     started = time.perf_counter()
     try:
@@ -371,7 +482,7 @@ def main():
     except Exception as e:  # the trusted side failed: an infrastructure error, not a verdict
         result = {"mode": "hardened", "infra_error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
     result["seconds_total"] = time.perf_counter() - started
-    sys.stdout.write(json.dumps(result, default=lambda o: None if isinstance(o, float) and math.isnan(o) else str(o)) + "\n")
+    sys.stdout.write(json.dumps(finite(result), allow_nan=False, default=str) + "\n")
     sys.stdout.flush()
     os._exit(0)
 

@@ -17,6 +17,10 @@ Rules:
   frame_introspection - inspect, sys._getframe, gc.get_objects, f_back/f_locals/f_globals
   timer_patching      - the timers a harness uses reassigned (torch.cuda.Event, elapsed_time,
                         synchronize, time.perf_counter, time.time)
+  process_escape      - ways to take over the evaluating process or leave it: file descriptors
+                        and low-level os calls, sockets, ctypes, pickle, subprocesses, signals,
+                        sys.modules, dynamic imports and code (__import__, importlib, eval, exec,
+                        compile), getattr with a computed name
 
 Usage: python3 screen.py CANDIDATE.py   (prints one JSON line)"""
 
@@ -39,6 +43,11 @@ COMPUTE_LAYERS = {
 }
 TIMER_NAMES = {"Event", "elapsed_time", "synchronize", "perf_counter", "perf_counter_ns", "time", "monotonic"}
 THREAD_MODULES = {"threading", "multiprocessing", "concurrent", "_thread"}
+ESCAPE_MODULES = {"socket", "ctypes", "pickle", "subprocess", "signal", "importlib", "builtins", "mmap", "fcntl",
+                  "marshal", "sysconfig", "_posixsubprocess", "resource"}
+ESCAPE_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars", "breakpoint"}
+ESCAPE_OS = {"fstat", "write", "read", "dup", "dup2", "fdopen", "kill", "fork", "forkpty", "system", "popen",
+             "execv", "execve", "execvp", "spawnv", "pipe", "open", "close", "killpg", "setsid", "_exit", "lseek"}
 INTROSPECTION_ATTRS = {"_getframe", "get_objects", "get_referrers", "f_back", "f_locals", "f_globals", "currentframe", "stack"}
 SOURCE_PATTERNS = [  # in embedded CUDA/C++ source strings
     ("streams", re.compile(r"cudaStreamCreate|cudaStream_t\s+\w+\s*;|at::cuda::getStreamFromPool")),
@@ -85,6 +94,8 @@ class Screener(ast.NodeVisitor):
             self.add("threads", node, f"imports {module}")
         if root in ("inspect", "gc"):
             self.add("frame_introspection", node, f"imports {module}")
+        if root in ESCAPE_MODULES:
+            self.add("process_escape", node, f"imports {module}")
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -108,11 +119,18 @@ class Screener(ast.NodeVisitor):
             self.add("monkey_patching", node, f"setattr on {dotted(node.args[0])}")
         if last in INTROSPECTION_ATTRS and name.split(".")[0] in ("sys", "inspect", "gc"):
             self.add("frame_introspection", node, f"calls {name}")
+        if name in ESCAPE_CALLS or (name.startswith("os.") and last in ESCAPE_OS):
+            self.add("process_escape", node, f"calls {name}")
+        if name in ("getattr", "setattr", "delattr") and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant):
+            self.add("process_escape", node, f"{name} with a computed attribute name")
         self.generic_visit(node)
 
     def visit_Attribute(self, node):
         if node.attr in ("f_back", "f_locals", "f_globals"):
             self.add("frame_introspection", node, f"reads .{node.attr}")
+        if dotted(node) in ("sys.modules", "sys.stdout.fileno", "sys.stdin", "os.environ") or node.attr in (
+                "__builtins__", "__globals__", "__code__", "__subclasses__", "__dict__"):
+            self.add("process_escape", node, f"reads {dotted(node) or '.' + node.attr}")
         self.generic_visit(node)
 
     def check_target(self, target, node):
