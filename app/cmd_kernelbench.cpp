@@ -5,6 +5,7 @@
 #include "app/commands.hpp"
 #include "campaigns/kb_runner.hpp"
 #include "core/files.hpp"
+#include "core/text.hpp"
 
 namespace kmcts::app {
 namespace {
@@ -29,22 +30,11 @@ extern "C" void on_kb_interrupt(int signal_number) {
   std::raise(signal_number);
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    const size_t comma = std::min(s.find(',', start), s.size());
-    if (comma > start) out.push_back(s.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 int run_kb(KbArgs& a) {
   KbLeaderboardRequest& r = a.request;
   r.config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
   for (const auto& s : a.sets) r.config.set(s);
-  r.gpus = split_commas(a.gpus);
+  r.gpus = split_list(a.gpus);
   r.progress = !a.quiet;
   r.hygiene = !a.no_hygiene;
   r.command_line = invocation();

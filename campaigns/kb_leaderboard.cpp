@@ -84,8 +84,10 @@ json leaderboard_summary(const std::vector<json>& problems) {
 
 std::string leaderboard_markdown(const json& s, const json& run) {
   std::string md = fmt::format("# KernelBench level {} ({} mode)\n\n", run.value("level", 0), run.value("mode", ""));
-  md += fmt::format("{} problems, {} correct ({:.1f}%); budget {} evaluations per problem.\n\n", s.value("problems", 0),
-                    s.value("correct", 0), 100.0 * s.value("correct_fraction", 0.0), run.value("budget", 0));
+  const json budget = run.value("budget", json());  // null: each search's own search.budget
+  md += fmt::format("{} problems, {} correct ({:.1f}%); budget {} per problem.\n\n", s.value("problems", 0),
+                    s.value("correct", 0), 100.0 * s.value("correct_fraction", 0.0),
+                    budget.is_number() ? fmt::format("{} evaluations", budget.get<int64_t>()) : "search.budget");
   md += "| baseline |";
   for (double p : kFastP) md += fmt::format(" fast_{} |", p_key(p));
   md += " geomean speedup | mean speedup | problems with a speedup |\n|---|";

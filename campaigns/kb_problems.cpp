@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "core/text.hpp"
 
 namespace kmcts {
 
@@ -31,12 +32,6 @@ std::optional<int> whole_number(const std::string& s) {
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
   return n;
-}
-
-std::string trimmed(const std::string& s) {
-  const size_t a = s.find_first_not_of(" \t");
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(" \t") - a + 1);
 }
 
 }  // namespace
@@ -62,20 +57,17 @@ std::vector<KbProblemFile> discover_level(const fs::path& kb_root, int level) {
 }
 
 std::vector<KbProblemFile> select_problems(const std::vector<KbProblemFile>& all, const std::string& spec) {
-  if (trimmed(spec).empty()) return all;
+  const std::vector<std::string> items = split_list(spec);
+  if (items.empty()) return all;
   std::set<std::string> chosen;
   std::vector<std::string> unmatched;
-  size_t start = 0;
-  while (start <= spec.size()) {
-    const size_t comma = std::min(spec.find(',', start), spec.size());
-    const std::string item = trimmed(spec.substr(start, comma - start));
-    start = comma + 1;
-    if (item.empty()) continue;
+  for (const std::string& item : items) {
     const size_t dash = item.find('-', 1);
     std::optional<int> lo = whole_number(item), hi = lo;
     if (!lo && dash != std::string::npos) {
-      lo = whole_number(trimmed(item.substr(0, dash)));
-      hi = whole_number(trimmed(item.substr(dash + 1)));
+      const auto bounds = split_list(item, '-');
+      lo = bounds.size() == 2 ? whole_number(bounds[0]) : std::nullopt;
+      hi = bounds.size() == 2 ? whole_number(bounds[1]) : std::nullopt;
       if (!lo || !hi) lo.reset();
     }
     bool matched = false;

@@ -164,8 +164,7 @@ void request_leaderboard_stop() {
 json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   if (r.out.empty()) throw InputError("kmcts kernelbench needs --out DIR");
   if (r.gpus.empty()) throw InputError("--gpus lists no device");
-  if (r.mode != "hardened" && r.mode != "faithful")
-    throw InputError(fmt::format("--mode '{}' is not known (hardened, faithful)", r.mode));
+  problem_config(r, r.gpus.front());  // the options every search gets (--mode included) checked before anything runs
   const std::vector<KbProblemFile> files = select_problems(discover_level(r.kb_root, r.level), r.problems);
   for (const auto& f : files) load_problem(f.path);  // names a file that is not a KernelBench problem
   fs::create_directories(r.out / "problems");

@@ -1,6 +1,7 @@
 #pragma once
 // Small text helpers for turning tool output into one-line messages.
 #include <string>
+#include <vector>
 
 namespace kmcts {
 
@@ -16,6 +17,25 @@ inline std::string last_line(std::string text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) text.pop_back();
   const auto cut = text.rfind('\n');
   return cut == std::string::npos ? text : text.substr(cut + 1);
+}
+
+}  // namespace kmcts
+
+namespace kmcts {
+
+/// The items of a comma-separated list, each with surrounding blanks removed; empty items
+/// dropped ("0, 1,,2" -> {"0", "1", "2"}).
+inline std::vector<std::string> split_list(const std::string& text, char separator = ',') {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(separator, start);
+    if (end == std::string::npos) end = text.size();
+    const size_t a = text.find_first_not_of(" \t", start);
+    if (a != std::string::npos && a < end) out.push_back(text.substr(a, text.find_last_not_of(" \t", end - 1) - a + 1));
+    start = end + 1;
+  }
+  return out;
 }
 
 }  // namespace kmcts

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/text.hpp"
 #include "hardware/evaluator.hpp"
 #include "search/canonical.hpp"
 #include "search/run_store.hpp"
@@ -26,14 +27,6 @@ KMCTS_OPTION("evaluator.replay.fallback", String, "", std::nullopt, std::nullopt
 
 namespace kmcts {
 namespace {
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 class ReplayEvaluator final : public Evaluator {
  public:

@@ -18,9 +18,9 @@ KMCTS_OPTION("evaluator.kernelbench.python", String, "python3", std::nullopt, st
              "Python interpreter with torch that runs the KernelBench harness")
 KMCTS_OPTION("evaluator.kernelbench.harness", String, "", std::nullopt, std::nullopt,
              "Folder of the harness (faithful.py, hardened.py); empty = the copy installed with kmcts")
-KMCTS_OPTION("evaluator.kernelbench.tolerance", String, "current", std::nullopt, std::nullopt,
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.tolerance", "current", ({"current", "paper"}),
              "allclose tolerance generation: current (1e-4) or paper (1e-2, the paper era); recorded in each result")
-KMCTS_OPTION("evaluator.kernelbench.baseline", String, "eager", std::nullopt, std::nullopt,
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.baseline", "eager", ({"eager", "compile"}),
              "Speedup against PyTorch eager or torch.compile (both are timed in the same run)")
 KMCTS_OPTION("evaluator.kernelbench.trials", Int, 100, 1.0, 100000.0,
              "Faithful mode: timed calls per model (one more is discarded)")
@@ -29,10 +29,10 @@ KMCTS_OPTION("evaluator.kernelbench.time_compile", Bool, false, std::nullopt, st
              "with baseline=compile and in `kmcts kernelbench`)")
 KMCTS_OPTION("evaluator.kernelbench.device", String, "0", std::nullopt, std::nullopt,
              "GPU index for the harness, or cpu (tests of the protocol logic without a GPU; not KernelBench's timing)")
-KMCTS_OPTION("evaluator.kernelbench.mode", String, "hardened", std::nullopt, std::nullopt,
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.mode", "hardened", ({"hardened", "faithful"}),
              "hardened (candidate in its own process, CUPTI timing, medians, static screen, checks of every "
              "timed output) or faithful (KernelBench's own protocol: candidate in the harness, CUDA events, means)")
-KMCTS_OPTION("evaluator.kernelbench.screen", String, "reject", std::nullopt, std::nullopt,
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.screen", "reject", ({"reject", "record"}),
              "Hardened mode: a candidate the static screen flags is rejected (reject) or only recorded (record)")
 KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::nullopt,
              "Hardened mode: the CUPTI timing library (libkmcts_kb_timer.so); empty = the one built or installed with kmcts")
@@ -59,11 +59,7 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.timeout_s = c.get_double("evaluator.kernelbench.timeout_s");
   s.device = c.get_string("evaluator.kernelbench.device");
   s.mode = c.get_string("evaluator.kernelbench.mode");
-  if (s.mode != "faithful" && s.mode != "hardened")
-    throw InputError(fmt::format("evaluator.kernelbench.mode '{}' is not known (hardened, faithful)", s.mode));
   s.screen = c.get_string("evaluator.kernelbench.screen");
-  if (s.screen != "reject" && s.screen != "record")
-    throw InputError(fmt::format("evaluator.kernelbench.screen '{}' is not known (reject, record)", s.screen));
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
   s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
@@ -71,10 +67,6 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
     throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
   s.cache_dir = c.get_string("evaluator.cache_dir");
-  if (s.tolerance != "current" && s.tolerance != "paper")
-    throw InputError(fmt::format("evaluator.kernelbench.tolerance '{}' is not known (current, paper)", s.tolerance));
-  if (s.baseline != "eager" && s.baseline != "compile")
-    throw InputError(fmt::format("evaluator.kernelbench.baseline '{}' is not known (eager, compile)", s.baseline));
   if (s.python.empty()) throw InputError("evaluator.kernelbench.python must not be empty");
   return s;
 }

@@ -82,6 +82,9 @@ TEST_CASE("kernelbench campaign: fast_p, means and the audit lists on a fixed se
   CHECK(md.find("d: 12.00x vs eager") != std::string::npos);
   CHECK(md.find("e: zero_output_passes (tiny)") != std::string::npos);
   CHECK(leaderboard_summary({})["geomean_speedup"]["eager"].is_null());
+  // Without --budget the campaign records none: the report says whose budget applies.
+  CHECK(leaderboard_markdown(s, {{"level", 1}, {"mode", "hardened"}, {"budget", nullptr}}).find("budget search.budget") !=
+        std::string::npos);
 }
 
 TEST_CASE("kernelbench campaign: the project's own KernelBench-format levels load as problems") {

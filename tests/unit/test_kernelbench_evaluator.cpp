@@ -96,14 +96,16 @@ TEST_CASE("kernelbench evaluator: the harness process's failures are results nam
 
 TEST_CASE("kernelbench evaluator: bad settings are input errors naming them") {
   Config config;
-  config.set_value("evaluator.kernelbench.tolerance", "loose", "test");
-  CHECK_THROWS_WITH_AS(KernelBenchSettings::from_config(config), doctest::Contains("evaluator.kernelbench.tolerance"),
-                       InputError);
+  // Choice options: refused as they are set, naming the option.
+  CHECK_THROWS_WITH_AS(config.set_value("evaluator.kernelbench.tolerance", "loose", "test"),
+                       doctest::Contains("evaluator.kernelbench.tolerance"), InputError);
   config.set_value("evaluator.kernelbench.tolerance", "paper", "test");
-  config.set_value("evaluator.kernelbench.baseline", "inductor", "test");
-  CHECK_THROWS_WITH_AS(KernelBenchSettings::from_config(config), doctest::Contains("evaluator.kernelbench.baseline"),
+  CHECK_THROWS_WITH_AS(config.set_value("evaluator.kernelbench.baseline", "inductor", "test"),
+                       doctest::Contains("evaluator.kernelbench.baseline"), InputError);
+  config.set_value("evaluator.kernelbench.device", "gpu0", "test");
+  CHECK_THROWS_WITH_AS(KernelBenchSettings::from_config(config), doctest::Contains("evaluator.kernelbench.device"),
                        InputError);
-  config.set_value("evaluator.kernelbench.baseline", "eager", "test");
+  config.set_value("evaluator.kernelbench.device", "0", "test");
   Problem cpu = load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems" / "cpu" / "matmul");
   CHECK_THROWS_WITH_AS(KernelBenchEvaluator(cpu, KernelBenchSettings::from_config(config)),
                        doctest::Contains("KernelBench-format"), InputError);
