@@ -98,22 +98,6 @@ struct ChildFailure {
   _exit(127);
 }
 
-std::string resolve_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t begin = 0;
-  while (begin <= dirs.size()) {
-    size_t end = dirs.find(':', begin);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) return candidate;
-    begin = end + 1;
-  }
-  return {};
-}
-
 struct Pipe {
   int read = -1, write = -1;
   bool open() {
@@ -155,6 +139,22 @@ int ms_until(Clock::time_point deadline) {
 
 }  // namespace
 
+std::string find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
+  size_t begin = 0;
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    std::string dir = dirs.substr(begin, end - begin);
+    std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0 && std::filesystem::is_regular_file(candidate)) return candidate;
+    begin = end + 1;
+  }
+  return {};
+}
+
 std::string signal_name(int signal_number) {
   static const struct { int number; const char* name; } kNames[] = {
       {SIGSEGV, "SIGSEGV"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},
@@ -171,7 +171,7 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
                             const std::filesystem::path& cwd) {
   if (argv.empty()) throw std::invalid_argument("run_sandboxed: empty argv");
   SandboxResult result;
-  const std::string program = resolve_program(argv[0]);
+  const std::string program = find_program(argv[0]);
   if (program.empty()) {
     result.error = "'" + argv[0] + "' not found in PATH";
     return result;

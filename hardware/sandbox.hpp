@@ -38,6 +38,10 @@ struct SandboxResult {
 SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxLimits& limits,
                             const std::filesystem::path& cwd = {});
 
+/// `name` as a path: itself when it has a '/', else the first executable of that name in PATH;
+/// "" when there is none.
+std::string find_program(const std::string& name);
+
 /// "SIGSEGV" for SIGSEGV, "signal 42" for signals without a name.
 std::string signal_name(int signal_number);
 

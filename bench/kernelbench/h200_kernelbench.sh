@@ -3,7 +3,7 @@
 # cheat corpus, and level-style `kmcts kernelbench` campaigns over problems/kernelbench-format
 # with the submissions agents (correct, wrong, slow, fast and cheating candidates) in hardened
 # and faithful mode. Results under $OUT; bench/kernelbench/summarize.py turns them into tables.
-# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts bash bench/kernelbench/h200_kernelbench.sh [cheats] [hardened] [faithful]
+# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts bash bench/kernelbench/h200_kernelbench.sh [cheats] [hardened] [faithful] [cold]
 set -uo pipefail
 OUT=${OUT:-/tmp/kmcts-kb}
 KMCTS=${KMCTS:-.device/bundle/bin/kmcts}
@@ -32,10 +32,13 @@ for stage in $stages; do
           "$line" "$f" $((SECONDS - t0)) >> "$OUT/cheats.jsonl" || echo "{\"file\": \"$f\", \"error\": \"no result\"}" >> "$OUT/cheats.jsonl"
         tail -1 "$OUT/cheats.jsonl" | cut -c1-300
       done ;;
-    hardened|faithful)
+    hardened|faithful|cold)  # cold: hardened with one harness process per candidate (no warm ones)
       problems=${KB_PROBLEMS:-1-4}
       t0=$SECONDS
-      "$KMCTS" kernelbench --kb-root $P --level 1 --problems $problems --budget 30 --gpus 0 --mode "$stage" \
+      mode=$stage warm=true
+      [ "$stage" = cold ] && mode=hardened warm=false
+      "$KMCTS" kernelbench --kb-root $P --level 1 --problems $problems --budget 30 --gpus 0 --mode "$mode" \
+        --set evaluator.kernelbench.warm=$warm \
         --out "$OUT/kb-$stage" --set agents.backend=submissions --set agents.submissions.dir="$subs" \
         --set search.strategy=random --set search.random.root_only=true --set search.workers=4 \
         --set evaluator.kernelbench.python=python3 --set evaluator.cache_dir="$OUT/cache" \

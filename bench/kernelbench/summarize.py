@@ -32,8 +32,10 @@ def cheats_table(path):
 
 def campaign_table(label, out):
     print(f"\n{label} ({out}):\n")
-    print("| problem | submission | verdict | speedup vs eager | vs compile | build s (CPU) | GPU s | load | correctness | timing |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| problem | submission | verdict | speedup vs eager | vs compile | build s (CPU) | GPU s | start | load | "
+          "correctness | timing (redraw / candidate / checks / references / compile) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    total = {"evaluations": 0, "gpu_s": 0.0}
     for db in sorted(glob.glob(os.path.join(out, "runs", "*", "run.sqlite"))):
         problem = os.path.basename(os.path.dirname(db))
         c = sqlite3.connect(db)
@@ -46,8 +48,16 @@ def campaign_table(label, out):
             sec = d.get("seconds") or {}
             fmt = lambda x: f"{x:.3f}" if isinstance(x, (int, float)) else "-"
             fs = lambda x: f"{x:.1f}" if isinstance(x, (int, float)) else "-"
+            phases = " / ".join(fs(sec.get(f"timing_{k}")) for k in ("redraw", "candidate", "checks", "references",
+                                                                     "compile"))
+            timing = f"{fs(sec.get('timing'))} ({phases})" if "timing_redraw" in sec else fs(sec.get("timing"))
             print(f"| {problem} | {sub} | {v} | {fmt(sp.get('eager'))} | {fmt(sp.get('compile'))} | {fs(build)} | "
-                  f"{fs(run)} | {fs(sec.get('load'))} | {fs(sec.get('correctness'))} | {fs(sec.get('timing'))} |")
+                  f"{fs(run)} | {fs(sec.get('start'))} | {fs(sec.get('load'))} | {fs(sec.get('correctness'))} | {timing} |")
+            total["evaluations"] += 1
+            total["gpu_s"] += run or 0.0
+    if total["evaluations"]:
+        print(f"\n{total['evaluations']} evaluations, {total['gpu_s']:.1f} GPU-held seconds "
+              f"({total['gpu_s'] / total['evaluations']:.1f} per evaluation)")
 
 
 def main():

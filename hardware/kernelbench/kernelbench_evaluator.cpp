@@ -41,6 +41,10 @@ KMCTS_OPTION("evaluator.kernelbench.prebuild", Bool, true, std::nullopt, std::nu
              "before its evaluation holds the GPU")
 KMCTS_OPTION("evaluator.kernelbench.cuda_arch", String, "", std::nullopt, std::nullopt,
              "TORCH_CUDA_ARCH_LIST for prebuilds, e.g. 9.0; empty = the evaluation GPU's (kmcts-cuda-probe)")
+KMCTS_OPTION("evaluator.kernelbench.warm", Bool, true, std::nullopt, std::nullopt,
+             "Keep harness processes warm (harness/serve.py): torch and the GPU readied before a candidate comes; "
+             "hardened reuses its trusted side until it faults (a fresh process per candidate still), faithful "
+             "starts the next candidate's process ahead")
 KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
              "Wall-clock limit of one evaluation, load_inline build included")
 
@@ -63,6 +67,7 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
   s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
+  s.warm = c.get_bool("evaluator.kernelbench.warm");
   s.time_compile = c.get_bool("evaluator.kernelbench.time_compile") || s.baseline == "compile";
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
     throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
@@ -195,6 +200,13 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
   if (settings_.cuda_arch.empty()) settings_.prebuild = false;  // no GPU to build for: builds at evaluation
   candidates_ = fs::absolute(settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
   fs::create_directories(candidates_);
+  if (settings_.warm) {
+    std::vector<std::string> argv = {"env"};
+    if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
+    argv.insert(argv.end(), {settings_.python, (harness_.parent_path() / "serve.py").string(), "--mode",
+                             settings_.mode, "--device", settings_.device, "--timer-lib", settings_.timer_lib});
+    warm_ = std::make_unique<WarmHarness>(std::move(argv), harness_.parent_path(), settings_.mode == "hardened");
+  }
 }
 
 fs::path KernelBenchEvaluator::extensions_dir(const std::string& source_hash) const {
@@ -215,6 +227,7 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   }
   b.artifact = file.string();
   b.ok = true;
+  if (warm_) warm_->prestart();  // torch's start overlaps the builds
   const fs::path built = extensions_dir(b.source_hash) / "prebuilt.json";
   // Only a candidate that builds extensions has something to prebuild (torch's import alone is
   // 3 s of a CPU slot).
@@ -249,18 +262,12 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   return b;
 }
 
-EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
-  if (!build.ok) return compile_error_result(build);
-  const std::string problem_file = problem_.raw.value("kernelbench_file", std::string());
-  // The candidate's extensions live (and were prebuilt) under its own folder, built for the
-  // same architectures: other flags would make torch's ninja build them again.
-  std::vector<std::string> argv = {"env", "TORCH_EXTENSIONS_DIR=" + extensions_dir(build.source_hash).string()};
-  if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
-  const std::vector<std::string> common = {settings_.python, harness_.string(), "--problem",  problem_file,
-                                   "--candidate",     build.artifact,    "--tolerance", settings_.tolerance,
-                                   "--device",        settings_.device};
-  argv.insert(argv.end(), common.begin(), common.end());
-  if (!settings_.time_compile) argv.push_back("--no-compile");
+std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResult& build) const {
+  std::vector<std::string> args = {"--problem",   problem_.raw.value("kernelbench_file", std::string()),
+                                   "--candidate", build.artifact,
+                                   "--tolerance", settings_.tolerance,
+                                   "--device",    settings_.device};
+  if (!settings_.time_compile) args.push_back("--no-compile");
   const std::vector<std::string> by_mode =
       settings_.mode == "hardened"
           // The seed is the reference renamed: it calls the library by construction, and is
@@ -268,23 +275,32 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
           ? std::vector<std::string>{"--screen", build.source_hash == seed_hash_ ? "record" : settings_.screen,
                                      "--timer-lib", settings_.timer_lib}
           : std::vector<std::string>{"--trials", std::to_string(settings_.trials)};
-  argv.insert(argv.end(), by_mode.begin(), by_mode.end());
-  SandboxLimits limits;
-  limits.timeout_s = settings_.timeout_s;
-  limits.max_output_bytes = 64u << 20;
-  // The harness imports itself from its folder; extensions build under the cache.
-  SandboxResult run = run_sandboxed(argv, limits, harness_.parent_path());
-  if (!run.started) return failed_result(Verdict::infra_error, "cannot run the KernelBench harness: " + run.error);
+  args.insert(args.end(), by_mode.begin(), by_mode.end());
+  return args;
+}
+
+std::map<std::string, std::string> KernelBenchEvaluator::candidate_env(const BuildResult& build) const {
+  // The candidate's extensions live (and were prebuilt) under its own folder, built for the
+  // same architectures: other flags would make torch's ninja build them again.
+  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(build.source_hash).string()}};
+  if (!settings_.cuda_arch.empty()) env["TORCH_CUDA_ARCH_LIST"] = settings_.cuda_arch;
+  return env;
+}
+
+EvalResult KernelBenchEvaluator::result_of(const HarnessOutcome& run) const {
   EvalResult r;
   if (run.timed_out) {
     r = failed_result(Verdict::timeout, fmt::format("timeout: no result within {} s", settings_.timeout_s), run.err);
   } else if (run.signal != 0) {
     r = failed_result(Verdict::crash, "crash: the harness died with " + signal_name(run.signal), run.err);
   } else {
-    const std::string line = last_line(run.out);
     try {
-      r = result_from_harness(json::parse(line), settings_.baseline);
+      const json line = json::parse(run.line);
+      r = result_from_harness(line, settings_.baseline);
       if (r.log.empty()) r.log = run.err;
+      // Seconds before the harness began this candidate: Python's and CUDA's start, unless warm.
+      if (line.contains("seconds_total"))
+        r.details["seconds"]["start"] = std::max(0.0, run.seconds - line.value("seconds_total", 0.0));
     } catch (const std::exception& e) {
       r = failed_result(Verdict::infra_error,
                         fmt::format("the KernelBench harness gave no result (exit {}): {}", run.exit_code,
@@ -292,8 +308,38 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
                         run.err);
     }
   }
-  r.run_seconds = run.wall_seconds;
+  r.run_seconds = run.seconds;
   return r;
+}
+
+EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
+  if (!build.ok) return compile_error_result(build);
+  if (settings_.warm) return measure_warm(build);
+  std::vector<std::string> argv = {"env"};
+  for (const auto& [name, value] : candidate_env(build)) argv.push_back(name + "=" + value);
+  argv.insert(argv.end(), {settings_.python, harness_.string()});
+  for (auto& a : harness_arguments(build)) argv.push_back(std::move(a));
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s;
+  limits.max_output_bytes = 64u << 20;
+  // The harness imports itself from its folder; extensions build under the cache.
+  SandboxResult run = run_sandboxed(argv, limits, harness_.parent_path());
+  if (!run.started) return failed_result(Verdict::infra_error, "cannot run the KernelBench harness: " + run.error);
+  return result_of({last_line(run.out), run.err, run.timed_out, run.signal, run.exit_code, run.wall_seconds});
+}
+
+EvalResult KernelBenchEvaluator::measure_warm(const BuildResult& build) {
+  const json request = {{"argv", harness_arguments(build)}, {"env", candidate_env(build)}};
+  WarmHarness::Outcome outcome = warm_->request(request, settings_.timeout_s);
+  if (!outcome.start_error.empty())
+    return failed_result(Verdict::infra_error, "cannot run the KernelBench harness: " + outcome.start_error);
+  const WarmProcess::Reply& reply = outcome.reply;
+  if (reply.oversized)
+    return failed_result(Verdict::infra_error, "the KernelBench harness sent an oversized reply", reply.log);
+  HarnessOutcome run{reply.line.value_or(""), reply.log, reply.timed_out, reply.signal, reply.exit_code, reply.seconds};
+  if (reply.died && reply.signal == 0 && !reply.line)  // it ended without a word: say how
+    run.err += fmt::format("\n[the warm harness process ended (exit {}) before replying]", reply.exit_code);
+  return result_of(run);
 }
 
 json KernelBenchEvaluator::describe() const {

@@ -1,7 +1,8 @@
 #pragma once
 // The kernelbench evaluator: each candidate (a Python file defining ModelNew) is evaluated by
-// the Python harness in a process of its own under the GPU machine's python3 with torch, and
-// its JSON line becomes an EvalResult. Two modes (evaluator.kernelbench.mode):
+// the Python harness under the GPU machine's python3 with torch (warm processes, harness/serve.py,
+// or one process per candidate with evaluator.kernelbench.warm=false), and its JSON line
+// becomes an EvalResult. Two modes (evaluator.kernelbench.mode):
 //  - hardened (the default reward): harness/hardened.py; the candidate in yet another process,
 //    CUPTI timing through libkmcts_kb_timer.so, medians, a static screen, every timed output
 //    checked (see hardened.py);
@@ -10,9 +11,13 @@
 // The speedup is against the baseline chosen by evaluator.kernelbench.baseline (eager, or
 // torch.compile).
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "hardware/evaluator.hpp"
+#include "hardware/kernelbench/warm_harness.hpp"
 
 namespace kmcts {
 
@@ -31,6 +36,7 @@ struct KernelBenchSettings {
   std::string device = "0";        // GPU index, or "cpu" (protocol tests only)
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
+  bool warm = true;                // warm harness processes (harness/serve.py) instead of one per candidate
   static KernelBenchSettings from_config(const Config& c);
 };
 
@@ -58,7 +64,19 @@ class KernelBenchEvaluator : public Evaluator {
   std::filesystem::path harness_;
   std::filesystem::path candidates_;
   std::string seed_hash_;  // the seed (Model renamed ModelNew) is exempt from the screen's verdict
+  std::unique_ptr<WarmHarness> warm_;  // null: one harness process per candidate
+
+  struct HarnessOutcome {  // one run of the harness, warm or not
+    std::string line, err;
+    bool timed_out = false;
+    int signal = 0, exit_code = -1;
+    double seconds = 0;
+  };
   std::filesystem::path extensions_dir(const std::string& source_hash) const;
+  std::vector<std::string> harness_arguments(const BuildResult& build) const;
+  std::map<std::string, std::string> candidate_env(const BuildResult& build) const;
+  EvalResult result_of(const HarnessOutcome& run) const;
+  EvalResult measure_warm(const BuildResult& build);
 };
 
 }  // namespace kmcts

@@ -81,5 +81,42 @@ class Hardened(unittest.TestCase):
                     self.assertIn(m.group(2).strip(), message(r))
 
 
+SERVE = os.path.join(os.path.dirname(HARNESS), "serve.py")
+
+
+def serve(mode, candidates, *extra):
+    """serve.py with one request per candidate (a string is sent as the raw line); its replies."""
+    lines = []
+    for c in candidates:
+        argv = ["--problem", PROBLEM, "--candidate", c, "--device", "cpu", "--no-compile", *extra]
+        argv += ["--max-time-s", "0.2"] if mode == "hardened" else ["--trials", "5"]
+        lines.append(c[1:] if c.startswith("!") else json.dumps({"argv": argv, "env": {"KMCTS_TEST": "1"}}))
+    run = subprocess.run([sys.executable, SERVE, "--mode", mode, "--device", "cpu"], input="\n".join(lines) + "\n",
+                         capture_output=True, text=True, timeout=300, check=False)
+    return [json.loads(line) for line in run.stdout.strip().splitlines()]
+
+
+@unittest.skipUnless(HAVE_TORCH, "no torch")
+class Warm(unittest.TestCase):
+    def test_hardened_serves_candidates_in_turn_until_a_fault(self):
+        correct, wrong = os.path.join(FIXTURES, "small_correct.py"), os.path.join(FIXTURES, "small_wrong.py")
+        replies = serve("hardened", [correct, wrong, correct, "!not a request"])
+        self.assertEqual([verdict(r) for r in replies[:3]], ["ok", "wrong_answer", "ok"], [message(r) for r in replies])
+        self.assertEqual([r["served"] for r in replies[:3]], [1, 2, 3])
+        self.assertEqual([r["retire"] for r in replies], [False, False, False, True])
+        self.assertIn("malformed request", replies[3]["infra_error"])
+        for r in replies[:3]:  # a fresh candidate process each time, loaded and judged as a one-shot run
+            self.assertIn("load", r["seconds"])
+        for key in ("timing_redraw", "timing_candidate", "timing_checks", "timing_references"):
+            self.assertIn(key, replies[0]["seconds"])
+
+    def test_faithful_serves_one_candidate(self):
+        correct = os.path.join(FIXTURES, "small_correct.py")
+        replies = serve("faithful", [correct, correct])
+        self.assertEqual(len(replies), 1)  # the process ends after its one candidate
+        self.assertEqual(verdict(replies[0]), "ok", message(replies[0]))
+        self.assertTrue(replies[0]["retire"])
+
+
 if __name__ == "__main__":
     unittest.main()

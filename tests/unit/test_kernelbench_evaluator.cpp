@@ -31,8 +31,9 @@ json harness_line(bool correct) {
   return line;
 }
 
-KernelBenchEvaluator fake_evaluator(double timeout_s = 30) {
+KernelBenchEvaluator fake_evaluator(double timeout_s = 30, bool warm = true) {
   Config config;
+  config.set_value("evaluator.kernelbench.warm", warm, "test");
   config.set_value("evaluator.kernelbench.python",
                    (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
   config.set_value("evaluator.kernelbench.timeout_s", timeout_s, "test");
@@ -79,12 +80,17 @@ TEST_CASE("kernelbench evaluator: the harness's line becomes a verdict, with mea
 }
 
 TEST_CASE("kernelbench evaluator: the harness process's failures are results naming them") {
-  KernelBenchEvaluator evaluator = fake_evaluator(2);
+  bool warm = true;
+  SUBCASE("warm harness processes (serve.py)") {}
+  SUBCASE("one harness process per candidate") { warm = false; }
+  KernelBenchEvaluator evaluator = fake_evaluator(2, warm);
   auto run = [&](const std::string& source) { return evaluator.evaluate(source); };
   EvalResult ok = run("# reply: " + harness_line(true).dump() + "\nclass ModelNew: pass\n");
   CHECK(ok.verdict == Verdict::ok);
   CHECK(ok.speedup == doctest::Approx(2.5));
+  CHECK(run("# reply: " + harness_line(true).dump() + "\nclass ModelNew: pass  # another\n").verdict == Verdict::ok);
   CHECK(run("# crash\n").verdict == Verdict::crash);
+  CHECK(run("# reply: " + harness_line(false).dump() + "\n").verdict == Verdict::wrong_answer);  // after a crash
   EvalResult hung = run("# hang\n");
   CHECK(hung.verdict == Verdict::timeout);
   EvalResult garbage = run("# garbage\n");

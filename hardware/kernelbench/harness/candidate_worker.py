@@ -8,6 +8,7 @@ this process (kb_timer.py), one window per call.
 Messages come as pickled dicts over a multiprocessing Pipe (trusted to untrusted); replies go back
 as JSON text only (reply()), which the trusted side parses with a size cap and reads field by
 field: nothing this process sends can run code there or set a verdict's fields.
+  load {candidate, init_inputs, seed, env}  the first message: load the file, build ModelNew
   bind {key, inputs, slots}  keep tensors under a key      unbind {key}
   call {key}                 one call, output to slot 0    quit
   time {keys}                one timed call on each key in turn, each output to its slot 0"""
@@ -102,21 +103,33 @@ def time_block(model, timer, bound, keys, device):
             "tail_stray": tail["stray_before"] + drain["stray_before"] + drain["stray_after"]}
 
 
-def run(conn, candidate_path, device_arg, timer_library, init_inputs, seed):
-    """Entry point in the spawned process."""
+def run(conn, device_arg, timer_library):
+    """Entry point in the spawned process. It readies torch, the device and the timer, then
+    waits for its one candidate: load {candidate, init_inputs, seed, env} (a warm harness starts
+    the next candidate's process while the current one is judged; the process serves one
+    candidate and ends)."""
     os.dup2(2, 1)  # the candidate's prints must not reach the trusted side's stdout
     sys.stdout = sys.stderr
     import torch
     import torch.multiprocessing  # noqa: F401 - tensors arrive as shared handles
     from kb_timer import make_timer
     device = torch.device("cpu") if device_arg == "cpu" else torch.device(f"cuda:{int(device_arg)}")
-    if device.type == "cuda":
-        torch.cuda.set_device(device)
+    timer, timer_error = None, None
     try:
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
         timer = make_timer(device, timer_library)
-    except Exception as e:
-        reply(conn, error_reply("timer", e))
+    except Exception as e:  # reported once the trusted side asks (ours, not the candidate's)
+        timer_error = e
+    msg = conn.recv()
+    if msg.get("op") != "load":
         return
+    if timer_error is not None:
+        reply(conn, error_reply("timer", timer_error))
+        return
+    # The candidate's own extension folder and architectures (torch reads them at build time).
+    os.environ.update({str(k): str(v) for k, v in msg.get("env", {}).items()})
+    candidate_path, init_inputs, seed = msg["candidate"], msg["init_inputs"], msg["seed"]
     try:
         spec = importlib.util.spec_from_file_location("kmcts_kb_candidate", candidate_path)
         module = importlib.util.module_from_spec(spec)

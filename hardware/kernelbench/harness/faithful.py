@@ -206,7 +206,7 @@ def evaluate(args):
     return out
 
 
-def main():
+def make_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", required=True, help="KernelBench-format problem file (Model, get_inputs, ...)")
     parser.add_argument("--candidate", required=True, help="candidate file defining ModelNew")
@@ -216,11 +216,18 @@ def main():
     parser.add_argument("--correctness-trials", type=int, default=5)
     parser.add_argument("--no-compile", dest="compile", action="store_false", help="skip the torch.compile baseline")
     parser.add_argument("--device", default="0", help="GPU index, or cpu (tests of the protocol logic only)")
-    args = parser.parse_args()
+    return parser
+
+
+def evaluate_line(args):
     started = time.perf_counter()
     result = evaluate(args)
     result["seconds_total"] = time.perf_counter() - started
-    sys.stdout.write(json.dumps(result) + "\n")
+    return json.dumps(result)
+
+
+def main():
+    sys.stdout.write(evaluate_line(make_parser().parse_args()) + "\n")
     sys.stdout.flush()
     os._exit(0)  # extensions and compile workers must not delay or crash the exit
 

@@ -31,26 +31,18 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
 import time
 import traceback
 
 import kb_metrics
 import screen
-from faithful import SEED, device_of, load_module, set_seed
+from candidate_process import Verdict, Warm, checked_samples
+from faithful import SEED, device_of, set_seed
 
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
 SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
 SETS = 16  # input sets, each called once per block on values redrawn before the block
-
-
-class Verdict(Exception):
-    """Ends the evaluation with these keys in the result."""
-
-    def __init__(self, **fields):
-        super().__init__(fields.get("error") or fields.get("rejected") or "verdict")
-        self.fields = fields
 
 
 def draw_inputs(problem, seed, distribution, device):
@@ -113,106 +105,6 @@ def modified(inputs, pristine):
         if isinstance(a, torch.Tensor) and not torch.equal(a, b):
             return f"input {k} was modified by the candidate"
     return None
-
-
-REPLY_LIMIT = 4 << 20  # bytes of one reply from the candidate's process
-SAMPLE_FIELDS = ("union_ns", "window_ns", "kernels", "memcpys", "memsets", "streams", "stray_before", "stray_after")
-
-
-class Child:
-    """The candidate's process and the pipe to it. Its replies are JSON text read field by field:
-    nothing it sends can run code here or set a verdict's fields."""
-
-    def __init__(self, args, init_inputs, call_timeout):
-        import torch.multiprocessing as mp
-        import candidate_worker
-        ctx = mp.get_context("spawn")
-        self.conn, child_conn = ctx.Pipe()
-        self.timeout = call_timeout
-        self.proc = ctx.Process(target=candidate_worker.run, daemon=True,
-                                args=(child_conn, os.path.abspath(args.candidate), args.device, args.timer_lib,
-                                      init_inputs, SEED))
-        self.proc.start()
-        child_conn.close()
-
-    def died(self, during):
-        self.proc.join(5)
-        code = self.proc.exitcode
-        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-        return Verdict(error=f"the candidate's process died ({how}) during {during}")
-
-    def ask(self, msg, timeout=None, stage=None):
-        during = stage or msg["op"]
-        if msg is not None:
-            try:
-                self.conn.send(msg)
-            except (OSError, ValueError):
-                raise self.died(during) from None
-        limit = self.timeout if timeout is None else timeout
-        if not self.conn.poll(limit):
-            self.kill()
-            raise Verdict(timeout=True, error=f"the candidate gave no answer within {limit:g} s ({during})")
-        try:
-            raw = self.conn.recv_bytes(REPLY_LIMIT)
-        except (EOFError, ConnectionError):
-            raise self.died(during) from None
-        except OSError:  # longer than the limit
-            self.kill()
-            raise Verdict(rejected=f"the candidate's process sent an oversized reply during {during}") from None
-        try:
-            reply = json.loads(raw)
-            if not isinstance(reply, dict):
-                raise ValueError("not an object")
-        except ValueError:
-            self.kill()
-            raise Verdict(rejected=f"the candidate's process sent a malformed reply during {during}") from None
-        if "error" in reply:
-            text = str(reply.get("error"))[:4000]
-            where = str(reply.get("stage", during))
-            if reply.get("wrong_output") is True:
-                raise Verdict(correct=False, wrong_answer=text)
-            if where == "timer":
-                raise RuntimeError(f"the candidate process's CUPTI timer: {text}")  # ours, not the candidate's
-            raise Verdict(error=text, stage=where, traceback=str(reply.get("traceback", ""))[-4000:])
-        if reply.get("ok") is not True:
-            self.kill()
-            raise Verdict(rejected=f"the candidate's process sent a reply without ok during {during}")
-        return reply
-
-    def pause(self, stopped):
-        """SIGSTOP while the trusted side times the references (nothing of the candidate runs
-        meanwhile), SIGCONT after."""
-        try:
-            os.kill(self.proc.pid, signal.SIGSTOP if stopped else signal.SIGCONT)
-        except OSError:
-            pass
-
-    def kill(self):
-        if self.proc.is_alive():
-            self.proc.kill()
-        self.proc.join(5)
-
-    def close(self):
-        self.pause(False)
-        try:
-            self.conn.send({"op": "quit"})
-        except (OSError, ValueError):
-            pass
-        self.proc.join(10)
-        self.kill()
-
-
-def checked_samples(reply, count):
-    """The timing reply's samples, each a dict of non-negative integers; Verdict otherwise."""
-    samples = reply.get("samples")
-    ok = isinstance(samples, list) and len(samples) == count
-    for x in samples if ok else []:
-        ok = ok and isinstance(x, dict) and all(isinstance(x.get(f), int) and x[f] >= 0 for f in SAMPLE_FIELDS)
-    for f in ("own_kernels", "tail_stray"):
-        ok = ok and isinstance(reply.get(f), int) and reply[f] >= 0
-    if not ok:
-        raise Verdict(rejected="the candidate's process sent a malformed timing reply")
-    return samples
 
 
 def shared_pool(device):
@@ -308,14 +200,19 @@ def time_side(timer, model, sets):
     return times
 
 
-def timing(args, problem, reference, child, device, timer, tol, pool):
+def timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds):
     import torch
     with torch.no_grad():
-        return timing_loop(args, problem, reference, child, device, timer, tol, pool)
+        return timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
 
 
-def timing_loop(args, problem, reference, child, device, timer, tol, pool):
+def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds):
+    """Blocks until the stopping rule holds for every side; `seconds` gets where the time went
+    (redraw, candidate, checks, references: wall seconds, the compile's warm-up included)."""
     import torch
+    phase = {k: 0.0 for k in ("timing_redraw", "timing_candidate", "timing_checks", "timing_references",
+                              "timing_compile")}
+    clock = time.perf_counter
     probe = draw_inputs(problem, SEED, "problem", device)
     out = reference(*probe)
     set_bytes = 2 * out.element_size() * out.numel() + 2 * sum(
@@ -329,20 +226,25 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool):
     sides = {"candidate": [], "eager": []}
     models = {"eager": reference}
     if args.compile and hasattr(torch, "compile"):  # torch < 2 has no torch.compile: not timed
-        models["compile"] = torch.compile(reference)
+        t0 = clock()
+        models["compile"] = warm.compile(reference)
         sides["compile"] = []
         for _ in range(3):
             models["compile"](*sets[0].inputs)  # compiles outside the timing
+        phase["timing_compile"] += clock() - t0
+    seconds.update(phase)
     spent = {k: 0.0 for k in sides}
     counters = {"blocks": 0, "sets": count, "stray_kernels": 0, "own_kernels": 0, "kernels_per_call": set(),
                 "streams_per_call": set()}
     block = 0
     while not all(kb_metrics.enough_samples(sides[k], spent[k], max_time_s=args.max_time_s) for k in sides):
         block += 1
+        t0 = clock()
         for k, s in enumerate(sets):
             s.redraw(SEED + 100003 * block + k)
         if device.type == "cuda":
             torch.cuda.synchronize(device)
+        seconds["timing_redraw"] += clock() - t0
         t0 = time.perf_counter()
         reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
         wall = time.perf_counter() - t0
@@ -357,6 +259,8 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool):
         counters["own_kernels"] += reply["own_kernels"]
         counters["kernels_per_call"].update(x["kernels"] for x in samples)
         counters["streams_per_call"].update(x["streams"] for x in samples)
+        seconds["timing_candidate"] += clock() - t0
+        t0 = clock()
         for k, s in enumerate(sets):
             bad = mismatch(s.slot, s.expected, tol, s.scale)
             if bad:
@@ -368,6 +272,8 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool):
         if counters["stray_kernels"] > counters["own_kernels"]:
             raise Verdict(rejected=f"{counters['stray_kernels'] - counters['own_kernels']} kernels ran outside the "
                                    "timed windows (work left running or launched late)")
+        seconds["timing_checks"] += clock() - t0
+        t0 = clock()
         child.pause(True)
         try:
             for k in sides:
@@ -377,6 +283,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool):
                     spent[k] += time.perf_counter() - t0
         finally:
             child.pause(False)
+        seconds["timing_references"] += clock() - t0
     if kb_metrics.median(sides["candidate"]) <= 0:
         raise Verdict(rejected="no GPU work was recorded in the candidate's timed calls")
     counters["blocks"] = block
@@ -385,7 +292,9 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool):
     return sides, counters
 
 
-def evaluate(args):
+def evaluate(args, warm=None, env=None):
+    """One candidate's evaluation (a dict, the JSON line). `env`: variables for the candidate's
+    process (its extension folder); `warm`: a Warm to reuse."""
     import torch
     out = {"mode": "hardened", "score": "median", "problem": args.problem, "candidate": args.candidate,
            "tolerance": kb_metrics.tolerance(args.tolerance), "torch": torch.__version__}
@@ -404,17 +313,14 @@ def evaluate(args):
     device = device_of(args.device)
     out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     tol = out["tolerance"]
-    from kb_timer import make_timer
-    timer = make_timer(device, args.timer_lib)
-    problem = load_module(args.problem, "kmcts_kb_problem")
-    set_seed(SEED)
-    init = problem.get_init_inputs()
-    set_seed(SEED)
-    reference = problem.Model(*[v.to(device) if isinstance(v, torch.Tensor) else v for v in init]).to(device)
+    warm = warm or Warm()
+    timer = warm.timer(device, args.timer_lib)
+    problem, init, reference = warm.reference(args.problem, device)
     t0 = time.perf_counter()
-    child = Child(args, init, args.call_timeout)
+    child = warm.child(args)
     try:
         try:
+            child.load(args.candidate, init, env or {})
             child.ask(None, timeout=args.load_timeout, stage="load")
         except Verdict as v:
             if v.fields.get("stage") == "load" or v.fields.get("timeout"):
@@ -431,7 +337,7 @@ def evaluate(args):
         if not out["correct"]:
             return out
         t0 = time.perf_counter()
-        sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool)
+        sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
         seconds["timing"] = time.perf_counter() - t0
     except Verdict as v:
         out.update(v.fields)
@@ -460,7 +366,7 @@ def finite(value):
     return value
 
 
-def main():
+def make_parser():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--problem", required=True)
     parser.add_argument("--candidate", required=True)
@@ -475,14 +381,24 @@ def main():
     parser.add_argument("--call-timeout", type=float, default=60.0, help="seconds per candidate call")
     parser.add_argument("--max-time-s", type=float, default=2.0, help="sampling time cap per side")
     parser.add_argument("--block-timeout", type=float, default=120.0, help="seconds for one block of timed calls")
-    args = parser.parse_args()
+    return parser
+
+
+def evaluate_line(args, warm=None, env=None):
+    """evaluate() as the JSON line the harness prints: a failure of the trusted side is an
+    infra_error, not a verdict."""
     started = time.perf_counter()
     try:
-        result = evaluate(args)
+        result = evaluate(args, warm, env)
     except Exception as e:  # the trusted side failed: an infrastructure error, not a verdict
         result = {"mode": "hardened", "infra_error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
     result["seconds_total"] = time.perf_counter() - started
-    sys.stdout.write(json.dumps(finite(result), allow_nan=False, default=str) + "\n")
+    return json.dumps(finite(result), allow_nan=False, default=str)
+
+
+def main():
+    args = make_parser().parse_args()
+    sys.stdout.write(evaluate_line(args) + "\n")
     sys.stdout.flush()
     os._exit(0)
 

@@ -1,0 +1,179 @@
+"""The trusted side's handle on a candidate's process (candidate_worker.py runs in it) and what a
+warm harness keeps between evaluations (serve.py). Used by hardened.py."""
+
+import json
+import os
+import signal
+
+from faithful import SEED, load_module, set_seed
+
+
+class Verdict(Exception):
+    """Ends the evaluation with these keys in the result."""
+
+    def __init__(self, **fields):
+        super().__init__(fields.get("error") or fields.get("rejected") or "verdict")
+        self.fields = fields
+
+
+REPLY_LIMIT = 4 << 20  # bytes of one reply from the candidate's process
+SAMPLE_FIELDS = ("union_ns", "window_ns", "kernels", "memcpys", "memsets", "streams", "stray_before", "stray_after")
+
+
+class Child:
+    """The candidate's process and the pipe to it. Its replies are JSON text read field by field:
+    nothing it sends can run code here or set a verdict's fields."""
+
+    def __init__(self, device, timer_lib, call_timeout=60.0):
+        """Starts the process (torch, the device and the timer get ready there); load() gives
+        it its candidate. A warm harness (serve.py) starts the next one ahead."""
+        import torch.multiprocessing as mp
+        import candidate_worker
+        ctx = mp.get_context("spawn")
+        self.conn, child_conn = ctx.Pipe()
+        self.timeout = call_timeout
+        self.proc = ctx.Process(target=candidate_worker.run, daemon=True, args=(child_conn, device, timer_lib))
+        self.proc.start()
+        child_conn.close()
+
+    def load(self, candidate, init_inputs, env):
+        try:
+            self.conn.send({"op": "load", "candidate": os.path.abspath(candidate), "init_inputs": init_inputs,
+                            "seed": SEED, "env": env})
+        except (OSError, ValueError):
+            raise self.died("load") from None
+
+    def died(self, during):
+        self.proc.join(5)
+        code = self.proc.exitcode
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return Verdict(error=f"the candidate's process died ({how}) during {during}")
+
+    def ask(self, msg, timeout=None, stage=None):
+        during = stage or msg["op"]
+        if msg is not None:
+            try:
+                self.conn.send(msg)
+            except (OSError, ValueError):
+                raise self.died(during) from None
+        limit = self.timeout if timeout is None else timeout
+        if not self.conn.poll(limit):
+            self.kill()
+            raise Verdict(timeout=True, error=f"the candidate gave no answer within {limit:g} s ({during})")
+        try:
+            raw = self.conn.recv_bytes(REPLY_LIMIT)
+        except (EOFError, ConnectionError):
+            raise self.died(during) from None
+        except OSError:  # longer than the limit
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent an oversized reply during {during}") from None
+        try:
+            reply = json.loads(raw)
+            if not isinstance(reply, dict):
+                raise ValueError("not an object")
+        except ValueError:
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent a malformed reply during {during}") from None
+        if "error" in reply:
+            text = str(reply.get("error"))[:4000]
+            where = str(reply.get("stage", during))
+            if reply.get("wrong_output") is True:
+                raise Verdict(correct=False, wrong_answer=text)
+            if where == "timer":
+                raise RuntimeError(f"the candidate process's CUPTI timer: {text}")  # ours, not the candidate's
+            raise Verdict(error=text, stage=where, traceback=str(reply.get("traceback", ""))[-4000:])
+        if reply.get("ok") is not True:
+            self.kill()
+            raise Verdict(rejected=f"the candidate's process sent a reply without ok during {during}")
+        return reply
+
+    def pause(self, stopped):
+        """SIGSTOP while the trusted side times the references (nothing of the candidate runs
+        meanwhile), SIGCONT after."""
+        try:
+            os.kill(self.proc.pid, signal.SIGSTOP if stopped else signal.SIGCONT)
+        except OSError:
+            pass
+
+    def kill(self):
+        if self.proc.is_alive():
+            self.proc.kill()
+        self.proc.join(5)
+
+    def close(self):
+        self.pause(False)
+        try:
+            self.conn.send({"op": "quit"})
+        except (OSError, ValueError):
+            pass
+        self.proc.join(10)
+        self.kill()
+
+
+def checked_samples(reply, count):
+    """The timing reply's samples, each a dict of non-negative integers; Verdict otherwise."""
+    samples = reply.get("samples")
+    ok = isinstance(samples, list) and len(samples) == count
+    for x in samples if ok else []:
+        ok = ok and isinstance(x, dict) and all(isinstance(x.get(f), int) and x[f] >= 0 for f in SAMPLE_FIELDS)
+    for f in ("own_kernels", "tail_stray"):
+        ok = ok and isinstance(reply.get(f), int) and reply[f] >= 0
+    if not ok:
+        raise Verdict(rejected="the candidate's process sent a malformed timing reply")
+    return samples
+
+
+class Warm:
+    """What outlives one evaluation in a warm harness (serve.py): the CUPTI timer, each problem's
+    module, init inputs and reference Model (built once, seeded as always), its torch.compile,
+    and the next candidate's process, started ahead. A one-shot run gets a fresh one."""
+
+    def __init__(self, spares=False):
+        """spares: start the next candidate's process as soon as one is taken, so that it gets
+        ready while the current candidate is judged (serve.py)."""
+        self.timers, self.problems, self.compiled, self.spare, self.spares = {}, {}, {}, None, spares
+
+    def timer(self, device, library):
+        from kb_timer import make_timer
+        key = (str(device), library)
+        if key not in self.timers:
+            self.timers[key] = make_timer(device, library)
+        return self.timers[key]
+
+    def reference(self, path, device):
+        import torch
+        key = (os.path.abspath(path), os.path.getmtime(path), str(device))
+        if key not in self.problems:
+            problem = load_module(path, "kmcts_kb_problem")
+            set_seed(SEED)
+            init = problem.get_init_inputs()
+            set_seed(SEED)
+            reference = problem.Model(*[v.to(device) if isinstance(v, torch.Tensor) else v for v in init]).to(device)
+            self.problems[key] = (problem, init, reference)
+        return self.problems[key]
+
+    def compile(self, reference):
+        import torch
+        if id(reference) not in self.compiled:
+            self.compiled[id(reference)] = torch.compile(reference)  # inductor, default mode
+        return self.compiled[id(reference)]
+
+    def child(self, args):
+        key = (args.device, args.timer_lib)
+        spare, self.spare = self.spare, None
+        if spare is not None and spare.proc.is_alive() and spare.key == key:
+            spare.timeout = args.call_timeout
+            child = spare
+        else:
+            if spare is not None:
+                spare.kill()
+            child = Child(args.device, args.timer_lib, args.call_timeout)
+            child.key = key
+        if self.spares:
+            self.start_spare(*key)
+        return child
+
+    def start_spare(self, device, timer_lib):
+        if self.spare is None:
+            self.spare = Child(device, timer_lib)
+            self.spare.key = (device, timer_lib)

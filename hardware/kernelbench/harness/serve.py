@@ -1,0 +1,144 @@
+"""A warm KernelBench harness process (issue 6, speed of evaluation): it imports torch and readies
+the GPU once, then evaluates candidates sent to it one request at a time, so an evaluation does
+not pay Python's and CUDA's start-up (seconds per side) before its work.
+
+Usage: python3 serve.py --mode hardened|faithful [--device 0|cpu] [--timer-lib SO]
+Requests, one JSON object per line on stdin:
+  {"argv": [the one-shot harness's arguments: --problem P --candidate C ...],
+   "env": {variables for the candidate: TORCH_EXTENSIONS_DIR, TORCH_CUDA_ARCH_LIST}}
+Replies, one line each, on this process's own copy of stdout (fd 1 then points at stderr, so
+nothing a candidate or torch prints can reach it): the one-shot harness's JSON line, plus
+"served" (requests this process answered) and "retire" (true: this process ends after the reply).
+
+- hardened: the trusted side is reused until it faults (an error of its own, or its CUDA
+  context fails a check after the evaluation); it keeps the CUPTI timer, each problem's
+  reference Model and its torch.compile. Every candidate still gets a process of its own, new
+  for it: the next one is started (torch imported, CUDA and the timer ready) when the current
+  one is taken, and gets ready while the current candidate is judged.
+- faithful: KernelBench's protocol runs the candidate inside the harness, where it can patch
+  torch or fault the context, so a process serves one candidate; kmcts starts the next one
+  ahead and it waits here, torch imported, for its request."""
+
+import argparse
+import json
+import os
+import sys
+import traceback
+
+
+def reply_channel():
+    """This process's replies go to a private copy of stdout; fd 1 becomes stderr."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def requests():
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict) or not isinstance(request.get("argv"), list):
+                raise ValueError("not an object with an argv list")
+            yield request, None
+        except ValueError as e:
+            yield None, f"malformed request: {e}"
+
+
+def healthy(device_arg):
+    """The trusted side's CUDA context still works (a fault poisons it for good)."""
+    if device_arg == "cpu":
+        return True
+    try:
+        import torch
+        torch.cuda.synchronize(int(device_arg))
+        import gc
+        gc.collect()
+        torch.cuda.empty_cache()
+        return True
+    except Exception:  # noqa: BLE001 - any failure retires the process
+        return False
+
+
+def ready(device_arg):
+    """torch imported and the GPU's context made before any request: the start-up hidden."""
+    import torch
+    if device_arg != "cpu":
+        torch.cuda.set_device(int(device_arg))
+        torch.cuda.synchronize()
+
+
+def serve_hardened(channel, device_arg, timer_lib):
+    import hardened
+    from candidate_process import Warm
+    ready(device_arg)
+    warm = Warm(spares=True)
+    warm.start_spare(device_arg, timer_lib)
+    served = 0
+    for request, problem in requests():
+        if problem:
+            channel.write(json.dumps({"mode": "hardened", "infra_error": problem, "served": served, "retire": True}) + "\n")
+            channel.flush()
+            return
+        served += 1
+        try:
+            args = hardened.make_parser().parse_args([str(a) for a in request["argv"]])
+        except SystemExit:
+            channel.write(json.dumps({"mode": "hardened", "infra_error": f"bad harness arguments: {request['argv']}",
+                                      "served": served, "retire": True}) + "\n")
+            channel.flush()
+            return
+        result = json.loads(hardened.evaluate_line(args, warm, {str(k): str(v) for k, v in request.get("env", {}).items()}))
+        retire = "infra_error" in result or not healthy(args.device)
+        result.update(served=served, retire=retire)
+        channel.write(json.dumps(result) + "\n")
+        channel.flush()
+        if retire:
+            return
+
+
+def serve_faithful(channel, device_arg):
+    import faithful
+    ready(device_arg)
+    for request, problem in requests():
+        if problem:
+            result = {"mode": "faithful", "infra_error": problem}
+        else:
+            os.environ.update({str(k): str(v) for k, v in request.get("env", {}).items()})
+            try:
+                result = json.loads(faithful.evaluate_line(faithful.make_parser().parse_args(
+                    [str(a) for a in request["argv"]])))
+            except SystemExit:
+                result = {"mode": "faithful", "infra_error": f"bad harness arguments: {request['argv']}"}
+        result.update(served=1, retire=True)
+        channel.write(json.dumps(result) + "\n")
+        channel.flush()
+        return
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", required=True, choices=("hardened", "faithful"))
+    parser.add_argument("--device", default="0", help="the GPU the requests will name, readied ahead; or cpu")
+    parser.add_argument("--timer-lib", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                            "libkmcts_kb_timer.so"),
+                        help="hardened: the CUPTI library the requests will name")
+    opts = parser.parse_args()
+    mode = opts.mode
+    channel = reply_channel()
+    try:
+        if mode == "hardened":
+            serve_hardened(channel, opts.device, opts.timer_lib)
+        else:
+            serve_faithful(channel, opts.device)
+    except Exception as e:  # noqa: BLE001 - said once, then the process ends
+        channel.write(json.dumps({"mode": mode, "infra_error": f"{type(e).__name__}: {e}",
+                                  "traceback": traceback.format_exc()[-4000:], "retire": True}) + "\n")
+        channel.flush()
+    os._exit(0)  # extensions, compile workers and the spare candidate process must not delay the exit
+
+
+if __name__ == "__main__":
+    main()
