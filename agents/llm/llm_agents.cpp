@@ -14,10 +14,31 @@
 KMCTS_OPTION("agents.llm.hardware", String, "", std::nullopt, std::nullopt,
              "Hardware facts for the Planner's prompt (e.g. \"H200: 132 SMs, 4.8 TB/s HBM3e, 228 KB shared memory per SM\").")
 
+KMCTS_CHOICE_OPTION("agents.llm.kernelbench_backend", "cuda", ({"cuda", "triton"}),
+                    "KernelBench prompts: the kernels ModelNew is to be written with: cuda (CUDA C++ through "
+                    "torch.utils.cpp_extension.load_inline) or triton (@triton.jit kernels)")
+
 namespace kmcts::llm {
 namespace {
 
-const std::set<std::string> kCommon = {"kind", "problem_name", "problem_description", "reference_source"};
+const std::set<std::string> kCommon = {"kind", "problem_name", "problem_description", "reference_source",
+                                       "backend_name", "backend"};
+
+// What the KernelBench prompts say about the kernel language ({{backend_name}}, {{backend}}).
+struct Backend {
+  std::string name, how;
+  explicit Backend(const Config& c) {
+    if (c.get_string("agents.llm.kernelbench_backend") == "triton") {
+      name = "Triton";
+      how = "Implement the computation in your own Triton kernels (`import triton`, `import triton.language as tl`, "
+            "`@triton.jit` functions launched from forward with a grid you compute).";
+    } else {
+      name = "CUDA";
+      how = "Implement the computation in your own CUDA kernels, compiled with "
+            "`torch.utils.cpp_extension.load_inline` (CUDA source as a string) at import.";
+    }
+  }
+};
 
 std::set<std::string> with_common(std::set<std::string> names) {
   names.insert(kCommon.begin(), kCommon.end());
@@ -51,9 +72,9 @@ class RoleTemplates {
   std::map<std::string, PromptTemplate> by_kind_;
 };
 
-std::map<std::string, std::string> common_values(const Problem& p) {
+std::map<std::string, std::string> common_values(const Problem& p, const Backend& b) {
   return {{"kind", p.kind}, {"problem_name", p.name}, {"problem_description", p.description},
-          {"reference_source", p.reference_source}};
+          {"reference_source", p.reference_source}, {"backend_name", b.name}, {"backend", b.how}};
 }
 
 std::string describe_result(const NodeView& n) {
@@ -117,11 +138,12 @@ class LlmPlanner final : public Planner {
         templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
                                                "best_summary", "tried", "count"},
                    {"parent_source", "count"}),
-        hardware_(c.get_string("agents.llm.hardware")) {}
+        hardware_(c.get_string("agents.llm.hardware")),
+        backend_(c) {}
 
   PlanResult propose(const PlanContext& ctx) override {
     PlanResult result;
-    auto values = common_values(*ctx.problem);
+    auto values = common_values(*ctx.problem, backend_);
     values["hardware"] = hardware_.empty() ? "not described (set agents.llm.hardware)" : hardware_;
     values["parent_id"] = std::to_string(ctx.parent.id);
     values["parent_source"] = ctx.parent.source();
@@ -158,6 +180,7 @@ class LlmPlanner final : public Planner {
   RoleSettings role_;
   RoleTemplates templates_;
   std::string hardware_;
+  Backend backend_;
 };
 
 class LlmCoder final : public Coder {
@@ -165,10 +188,11 @@ class LlmCoder final : public Coder {
   explicit LlmCoder(const Config& c)
       : session_(Session::for_config(c)),
         role_(session_->role("coder", c)),
-        templates_(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"}) {}
+        templates_(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"}),
+        backend_(c) {}
 
   CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
-    auto values = common_values(problem);
+    auto values = common_values(problem, backend_);
     values["parent_source"] = parent.source();
     values["plan"] = plan.text;
     // The same plan for the same parent is the same question: sample 0 (a repeat merges
@@ -199,6 +223,7 @@ class LlmCoder final : public Coder {
   std::shared_ptr<Session> session_;
   RoleSettings role_;
   RoleTemplates templates_;
+  Backend backend_;
 };
 
 class LlmDebugger final : public Debugger {
@@ -207,10 +232,11 @@ class LlmDebugger final : public Debugger {
       : session_(Session::for_config(c)),
         role_(session_->role("debugger", c)),
         templates_(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
-                   {"failed_source", "error"}) {}
+                   {"failed_source", "error"}),
+        backend_(c) {}
 
   CodeResult repair(const DebugContext& ctx) override {
-    auto values = common_values(*ctx.problem);
+    auto values = common_values(*ctx.problem, backend_);
     values["parent_source"] = ctx.parent.source();
     values["failed_source"] = ctx.failed.source();
     values["verdict"] = ctx.failed.result ? to_string(ctx.failed.result->verdict) : "unknown";
@@ -225,6 +251,7 @@ class LlmDebugger final : public Debugger {
   std::shared_ptr<Session> session_;
   RoleSettings role_;
   RoleTemplates templates_;
+  Backend backend_;
 };
 
 }  // namespace

@@ -27,7 +27,11 @@ TEST_CASE("llm agents: KernelBench problems get their own prompts and Python rep
     if (user.find("Propose") != std::string::npos) return "1. [0.6] fuse the multiply and add in one kernel\n";
     return "Here it is:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\n";
   });
+  bool triton = false;
+  SUBCASE("CUDA kernels through load_inline (the default)") {}
+  SUBCASE("Triton kernels") { triton = true; }
   Config c;
+  if (triton) c.set("agents.llm.kernelbench_backend=triton");
   c.set("agents.backend=llm");
   c.set("agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE");
   c.set_value("agents.llm.base_url", server.base_url(), "test");
@@ -47,7 +51,9 @@ TEST_CASE("llm agents: KernelBench problems get their own prompts and Python rep
   REQUIRE(prompts.size() == 2);
   CHECK(prompts[0].find("```python\n# A kmcts-written problem in KernelBench's format") != std::string::npos);
   CHECK(prompts[0].find("rejects sources that call PyTorch compute operators") != std::string::npos);
-  CHECK(prompts[1].find("load_inline") != std::string::npos);
+  CHECK((prompts[1].find("load_inline") != std::string::npos) == !triton);
+  CHECK((prompts[1].find("@triton.jit") != std::string::npos) == triton);
+  CHECK(prompts[0].find(triton ? "custom Triton kernels" : "custom CUDA kernels") != std::string::npos);
   CHECK(prompts[1].find("fuse the multiply and add in one kernel") != std::string::npos);
   CHECK(prompts[1].find("class ModelNew(nn.Module)") != std::string::npos);  // the current ModelNew (the seed)
 }
