@@ -17,6 +17,7 @@ struct KbArgs {
   std::string gpus = "0";
   bool quiet = false;
   bool no_hygiene = false;
+  bool no_remeasure = false;
 };
 
 extern "C" void on_kb_interrupt(int signal_number) {
@@ -37,6 +38,7 @@ int run_kb(KbArgs& a) {
   r.gpus = split_list(a.gpus);
   r.progress = !a.quiet;
   r.hygiene = !a.no_hygiene;
+  r.remeasure = !a.no_remeasure;
   r.command_line = invocation();
   std::signal(SIGINT, on_kb_interrupt);
   std::signal(SIGTERM, on_kb_interrupt);
@@ -64,6 +66,9 @@ Command add_kernelbench(CLI::App& root) {
   cmd->add_option("--config", a->config_file, "JSON config file for every search (see `kmcts config --explain`)");
   cmd->add_option("--set", a->sets, "Override one option of every search: key=value (repeatable)");
   cmd->add_flag("--no-hygiene", a->no_hygiene, "Skip the check for problems whose correctness check is vacuous");
+  cmd->add_flag("--no-remeasure", a->no_remeasure,
+                "Score each problem by its search's own measurement of the best candidate instead of one new, "
+                "independent evaluation of it (biased upwards: the best of many noisy measurements)");
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
   return [a] { return run_kb(*a); };
 }

@@ -13,6 +13,7 @@
 #include "core/files.hpp"
 #include "core/problem.hpp"
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
+#include "campaigns/kb_remeasure.hpp"
 #include "hardware/kernelbench/kernelbench_hygiene.hpp"
 #include "search/coordinator.hpp"
 #include "search/resume.hpp"
@@ -110,6 +111,10 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   }
   if (summary.value("status", "") == "interrupted") return std::nullopt;
   json result = kb_problem_result(f, run_dir, summary);
+  if (r.remeasure && result.value("correct", false)) {
+    const std::string source = read_file(result["best"].value("source_file", std::string()));
+    apply_remeasurement(result, remeasure_candidate(f, source, problem_config(r, gpu)));
+  }
   const fs::path hygiene_file = r.out / "problems" / (f.name + ".hygiene.json");
   if (fs::exists(hygiene_file)) result["hygiene"] = json::parse(read_file(hygiene_file));
   result["gpu"] = gpu;

@@ -30,6 +30,7 @@ struct KbLeaderboardRequest {
   std::filesystem::path out;
   Config config;                        // the base config of every search
   bool hygiene = true;                  // run the problem-hygiene check once per problem
+  bool remeasure = true;                // score the best candidate by one new evaluation (kb_remeasure.hpp)
   bool progress = true;
   std::string command_line;
 };

@@ -60,6 +60,11 @@ assert bad.get("wrong_answer") == 2, bad
 assert p["3_scale_c"]["failures_by_verdict"].get("rejected") == 1, p["3_scale_c"]
 assert abs(s["fast_p"]["eager"]["0"] - 2 / 3) < 1e-9, s["fast_p"]
 assert os.path.exists(os.path.join(sys.argv[2], "1_scale_a.best.py"))
+for n in ("1_scale_a", "3_scale_c"):  # scored by one new evaluation of the best, not the search's own
+    r = p[n]["remeasured"]
+    assert r["verdict"] == "ok" and p[n]["speedup"] == r["speedup"], p[n]
+    assert "eager" in p[n]["search_speedup"], p[n]
+assert "remeasured" not in p["2_scale_b"], p["2_scale_b"]
 print("summary ok")
 PY
 }

@@ -83,6 +83,16 @@ class ProcessEscape(unittest.TestCase):
             with self.subTest(src=src):
                 self.assertIn("process_escape", rules(src))
 
+    def test_files_written_moved_or_removed(self):
+        for src in ("f = open('kb_metrics.py', 'a')\n", "open(p, mode='w').write('x')\n", "open(p, m)\n",
+                    "import os\nos.remove('x')\n", "import os\nos.replace('a', 'b')\n", "import shutil\n",
+                    "from pathlib import Path\nPath('h.py').write_text('x')\n", "p.unlink()\n"):
+            with self.subTest(src=src):
+                self.assertIn("filesystem_write", rules(src))
+
+    def test_reading_files_and_string_replace_are_not_writes(self):
+        self.assertEqual(rules("src = open('k.cu').read()\nt = open('k.cu', 'rb')\ncode = src.replace('A', 'B')\n"), [])
+
     def test_ordinary_code_is_not_an_escape(self):
         self.assertEqual(rules("import os\np = os.path.join('a', 'b')\ngetattr(self, 'weight')\n"), [])
 

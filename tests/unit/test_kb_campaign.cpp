@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "campaigns/kb_leaderboard.hpp"
+#include "campaigns/kb_remeasure.hpp"
 #include "campaigns/kb_problems.hpp"
 #include "core/error.hpp"
 #include "core/problem.hpp"
@@ -85,6 +86,26 @@ TEST_CASE("kernelbench campaign: fast_p, means and the audit lists on a fixed se
   // Without --budget the campaign records none: the report says whose budget applies.
   CHECK(leaderboard_markdown(s, {{"level", 1}, {"mode", "hardened"}, {"budget", nullptr}}).find("budget search.budget") !=
         std::string::npos);
+}
+
+TEST_CASE("kernelbench campaign: the best candidate is scored by its re-measurement") {
+  const json searched = {{"correct", true}, {"gpu_seconds", 30.0}, {"speedup", {{"eager", 2.4}, {"compile", 1.2}}},
+                         {"speedup_ci", {{"eager", {2.3, 2.5}}}}};
+  json held = searched;
+  apply_remeasurement(held, {{"verdict", "ok"}, {"speedup", {{"eager", 2.1}, {"compile", 1.05}}},
+                             {"speedup_ci", {{"eager", {2.0, 2.2}}}}, {"gpu_seconds", 5.0}});
+  CHECK(held["correct"] == true);
+  CHECK(held["speedup"]["eager"] == 2.1);
+  CHECK(held["search_speedup"]["eager"] == 2.4);
+  CHECK(held["search_speedup_ci"]["eager"][1] == 2.5);
+  CHECK(held["gpu_seconds"].get<double>() == doctest::Approx(35.0));
+  CHECK(fast_p({held}, "compile", 1.0) == doctest::Approx(1.0));
+  json failed = searched;
+  apply_remeasurement(failed, {{"verdict", "wrong_answer"}, {"message", "wrong answer: trial 3"}, {"gpu_seconds", 1.0}});
+  CHECK(failed["correct"] == false);
+  CHECK(failed["speedup"].empty());
+  CHECK(failed["message"].get<std::string>().find("failed the re-measurement: wrong answer: trial 3") != std::string::npos);
+  CHECK(fast_p({failed}, "eager", 0.0) == doctest::Approx(0.0));
 }
 
 TEST_CASE("kernelbench campaign: the project's own KernelBench-format levels load as problems") {

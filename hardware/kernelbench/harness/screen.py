@@ -21,6 +21,9 @@ Rules:
                         and low-level os calls, sockets, ctypes, pickle, subprocesses, signals,
                         sys.modules, dynamic imports and code (__import__, importlib, eval, exec,
                         compile), getattr with a computed name
+  filesystem_write    - files written, moved or removed (open() for writing, os.remove/rename/...,
+                        shutil, pathlib's write_text/unlink/...): a candidate runs as the user
+                        that runs kmcts and could rewrite the harness or another's cached files
 
 Usage: python3 screen.py CANDIDATE.py   (prints one JSON line)"""
 
@@ -48,6 +51,10 @@ ESCAPE_MODULES = {"socket", "ctypes", "pickle", "subprocess", "signal", "importl
 ESCAPE_CALLS = {"__import__", "eval", "exec", "compile", "globals", "vars", "breakpoint"}
 ESCAPE_OS = {"fstat", "write", "read", "dup", "dup2", "fdopen", "kill", "fork", "forkpty", "system", "popen",
              "execv", "execve", "execvp", "spawnv", "pipe", "open", "close", "killpg", "setsid", "_exit", "lseek"}
+FS_OS = {"remove", "unlink", "rename", "renames", "replace", "makedirs", "mkdir", "rmdir", "removedirs", "symlink",
+         "link", "chmod", "chown", "truncate", "utime", "mkfifo"}
+FS_METHODS = {"write_text", "write_bytes", "unlink", "touch", "mkdir", "rmdir", "symlink_to", "hardlink_to",
+              "chmod", "rmtree"}
 INTROSPECTION_ATTRS = {"_getframe", "get_objects", "get_referrers", "f_back", "f_locals", "f_globals", "currentframe", "stack"}
 SOURCE_PATTERNS = [  # in embedded CUDA/C++ source strings
     ("streams", re.compile(r"cudaStreamCreate|cudaStream_t\s+\w+\s*;|at::cuda::getStreamFromPool")),
@@ -96,6 +103,8 @@ class Screener(ast.NodeVisitor):
             self.add("frame_introspection", node, f"imports {module}")
         if root in ESCAPE_MODULES:
             self.add("process_escape", node, f"imports {module}")
+        if root == "shutil":
+            self.add("filesystem_write", node, f"imports {module}")
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -121,9 +130,23 @@ class Screener(ast.NodeVisitor):
             self.add("frame_introspection", node, f"calls {name}")
         if name in ESCAPE_CALLS or (name.startswith("os.") and last in ESCAPE_OS):
             self.add("process_escape", node, f"calls {name}")
+        if name == "open" and self.opens_for_writing(node):
+            self.add("filesystem_write", node, "opens a file for writing")
+        elif (name.startswith("os.") and last in FS_OS) or (isinstance(node.func, ast.Attribute) and last in FS_METHODS):
+            self.add("filesystem_write", node, f"calls {name or '.' + last}")
         if name in ("getattr", "setattr", "delattr") and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant):
             self.add("process_escape", node, f"{name} with a computed attribute name")
         self.generic_visit(node)
+
+    @staticmethod
+    def opens_for_writing(node):
+        """open(path, mode): a mode that writes, or one not written out as a constant."""
+        mode = node.args[1] if len(node.args) >= 2 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+        if mode is None:
+            return False
+        if not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)):
+            return True
+        return any(c in mode.value for c in "wax+")
 
     def visit_Attribute(self, node):
         if node.attr in ("f_back", "f_locals", "f_globals"):
