@@ -9,6 +9,13 @@ packages=(
   graphviz sqlite3
   python3 python3-torch  # the KernelBench harness's protocol tests on the CPU (tests/python)
 )
+# The figures of `kmcts report`: every Debian build of gnuplot has the pngcairo and svg terminals.
+# gnuplot-nox (no X) conflicts with gnuplot-qt and gnuplot-x11, so one of those, if installed, is kept.
+gnuplot_package=gnuplot-nox
+for p in gnuplot-qt gnuplot-x11; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" && gnuplot_package=$p
+done
+packages+=("$gnuplot_package")
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -9,20 +9,8 @@ trap 'rm -rf "$work"' EXIT
 failures=0
 passes=0
 
-check() {  # check NAME EXPECTED_EXIT PATTERN -- command...
-  local name=$1 want=$2 pattern=$3
-  shift 4
-  local out code
-  out=$("$@" 2>&1)
-  code=$?
-  if [ "$code" != "$want" ] || ! grep -qE -- "$pattern" <<<"$out"; then
-    echo "FAIL $name: exit $code (want $want), output:"
-    echo "$out" | head -20
-    failures=$((failures + 1))
-  else
-    passes=$((passes + 1))
-  fi
-}
+# shellcheck source=lib/check.sh
+source "$(dirname "$0")/lib/check.sh"
 
 fixture="$src/tests/fixtures/synthetic_space"
 

@@ -1,0 +1,45 @@
+#include "reports/run_curve.hpp"
+
+#include <algorithm>
+
+#include "search/run_store.hpp"
+
+namespace kmcts {
+
+double RunCurve::best_at(int evaluations) const {
+  if (best_so_far.empty() || evaluations <= 0) return 0;
+  return best_so_far[static_cast<size_t>(std::min(evaluations, this->evaluations())) - 1];
+}
+
+double RunCurve::final_best() const { return best_at(evaluations()); }
+
+std::optional<int> RunCurve::evaluations_to_reach(double target) const {
+  // best_so_far never decreases, so the first index at or above the target is a binary search.
+  const auto it = std::lower_bound(best_so_far.begin(), best_so_far.end(), target);
+  if (it == best_so_far.end()) return std::nullopt;
+  return static_cast<int>(it - best_so_far.begin()) + 1;
+}
+
+double RunCurve::failure_rate() const {
+  return best_so_far.empty() ? 0 : static_cast<double>(failures) / static_cast<double>(evaluations());
+}
+
+RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results) {
+  RunCurve curve;
+  double best = 0;
+  for (const auto& [ok, speedup] : results) {
+    if (ok) best = std::max(best, speedup);
+    else ++curve.failures;
+    curve.best_so_far.push_back(best);
+  }
+  return curve;
+}
+
+RunCurve read_run_curve(const RunStore& store) {
+  std::vector<std::pair<bool, double>> results;
+  for (const EvaluationRecord& e : store.evaluations(/*with_samples=*/false))
+    results.emplace_back(e.result.ok(), e.result.speedup);
+  return curve_from_results(results);
+}
+
+}  // namespace kmcts

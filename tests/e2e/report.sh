@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Whole-command tests of `kmcts report`: one run's HTML page from a real (replayed) search, and
+# the errors for folders that are neither a grid nor a run. The grid tables, intervals and
+# figures are checked on a hand-made grid in tests/unit/test_report_grid.cpp.
+# Usage: report.sh KMCTS_BINARY SOURCE_DIR
+set -uo pipefail
+kmcts=$1
+src=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+failures=0
+passes=0
+
+# shellcheck source=lib/check.sh
+source "$(dirname "$0")/lib/check.sh"
+
+# A short search answered from the recorded matmul landscape: no compiler, a few seconds.
+run="$work/run"
+check "replayed run" 0 "speedup .*x over seed" -- "$kmcts" run "$src/problems/cpu/matmul" \
+  --set evaluator.name=replay --set evaluator.replay.runs="$src/bench/search_quality/recorded/matmul-devbox" \
+  --set agents.planner=sweep --set search.strategy=random --budget 15 --seed 1 --workers 1 --out "$run"
+check "run page" 0 "wrote $work/page.html" -- "$kmcts" report "$run" --html "$work/page.html"
+for section in 'id="summary"' 'id="tree"' '<svg' 'id="plans"' 'id="diff"' 'id="best"' 'sweep point'; do
+  grep -qF -- "$section" "$work/page.html" && passes=$((passes + 1)) || { echo "FAIL run page lacks $section"; failures=$((failures + 1)); }
+done
+if grep -qE '<script|<link|<img' "$work/page.html"; then echo "FAIL run page is not self-contained"; failures=$((failures + 1)); fi
+check "run dir without --html" 2 "is not a grid folder .*--html FILE" -- "$kmcts" report "$run"
+check "missing dir" 2 "$work/nope" -- "$kmcts" report "$work/nope" --html "$work/x.html"
+check "bad format" 2 "format" -- "$kmcts" report "$run" --format xml
+check "bad target" 2 "target" -- "$kmcts" report "$run" --target 2
+
+echo "report.sh: $passes passed, $failures failed"
+[ "$failures" = 0 ]
