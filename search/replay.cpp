@@ -27,11 +27,13 @@ json without_timing(json payload) {
   return payload;
 }
 
-std::string compare_nodes(const VariantGraph& g, const std::vector<NodeRecord>& stored, bool statistics) {
-  if (static_cast<int>(stored.size()) != g.size())
-    return fmt::format("{} nodes rebuilt, {} stored", g.size(), stored.size());
+// Node by node, in id order; `rebuilt` gets node i for i < `count`.
+template <typename Rebuilt>
+std::string compare_nodes(int count, Rebuilt rebuilt, const std::vector<NodeRecord>& stored, bool statistics) {
+  if (static_cast<int>(stored.size()) != count)
+    return fmt::format("{} nodes rebuilt, {} stored", count, stored.size());
   for (const NodeRecord& want : stored) {
-    const NodeRecord& got = g.node(want.id);
+    const NodeRecord& got = rebuilt(want.id);
     auto differs = [&](const char* field, const std::string& a, const std::string& b) {
       return fmt::format("node {}: {} is {} rebuilt, {} stored", want.id, field, a, b);
     };
@@ -46,11 +48,13 @@ std::string compare_nodes(const VariantGraph& g, const std::vector<NodeRecord>& 
   return "";
 }
 
-std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& stored, bool statistics) {
-  if (static_cast<int>(stored.size()) != g.edge_count())
-    return fmt::format("{} edges rebuilt, {} stored", g.edge_count(), stored.size());
+// `rebuilt(parent, child)` is the rebuilt edge or nullptr.
+template <typename Rebuilt>
+std::string compare_edges(int count, Rebuilt rebuilt, const std::vector<EdgeRecord>& stored, bool statistics) {
+  if (static_cast<int>(stored.size()) != count)
+    return fmt::format("{} edges rebuilt, {} stored", count, stored.size());
   for (const EdgeRecord& want : stored) {
-    const EdgeRecord* got = g.edge(want.parent, want.child);
+    const EdgeRecord* got = rebuilt(want.parent, want.child);
     if (!got) return fmt::format("edge {} -> {} is stored but was not rebuilt", want.parent, want.child);
     if (got->kind != want.kind || (statistics && got->visits != want.visits) || got->transposition != want.transposition)
       return fmt::format("edge {} -> {}: kind/visits/transposition {}/{}/{} rebuilt, {}/{}/{} stored", want.parent, want.child,
@@ -58,6 +62,46 @@ std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& 
   }
   return "";
 }
+
+std::string graph_nodes_differ(const VariantGraph& g, const std::vector<NodeRecord>& stored, bool statistics) {
+  return compare_nodes(g.size(), [&g](int id) -> const NodeRecord& { return g.node(id); }, stored, statistics);
+}
+
+std::string graph_edges_differ(const VariantGraph& g, const std::vector<EdgeRecord>& stored, bool statistics) {
+  return compare_edges(g.edge_count(), [&g](int parent, int child) { return g.edge(parent, child); }, stored, statistics);
+}
+
+}  // namespace
+
+std::string compare_events(const std::vector<EventRecord>& rebuilt, const std::vector<EventRecord>& recorded) {
+  for (size_t i = 0; i < rebuilt.size(); ++i) {
+    if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
+    if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind ||
+        without_timing(rebuilt[i].payload) != without_timing(recorded[i].payload))
+      return fmt::format("event {} ({}): rebuilt {} {}, recorded {} {}", recorded[i].seq, recorded[i].kind, rebuilt[i].kind,
+                         without_timing(rebuilt[i].payload).dump(), recorded[i].kind, without_timing(recorded[i].payload).dump());
+  }
+  return "";
+}
+
+std::string compare_runs(const RunStore& rebuilt, const RunStore& recorded) {
+  std::vector<EventRecord> got = rebuilt.events(), want = recorded.events();
+  if (got.size() != want.size()) return fmt::format("{} events rebuilt, {} recorded", got.size(), want.size());
+  if (std::string d = compare_events(got, want); !d.empty()) return d;
+  const std::vector<NodeRecord> nodes = rebuilt.nodes();
+  std::string d = compare_nodes(static_cast<int>(nodes.size()), [&nodes](int id) -> const NodeRecord& { return nodes[static_cast<size_t>(id)]; },
+                                recorded.nodes(), true);
+  if (!d.empty()) return d;
+  const std::vector<EdgeRecord> edges = rebuilt.edges();
+  auto find = [&edges](int parent, int child) -> const EdgeRecord* {
+    for (const EdgeRecord& e : edges)
+      if (e.parent == parent && e.child == child) return &e;
+    return nullptr;
+  };
+  return compare_edges(static_cast<int>(edges.size()), find, recorded.edges(), true);
+}
+
+namespace {
 
 class Replayer {
  public:
@@ -84,15 +128,7 @@ class Replayer {
 
   std::string compare_events(const std::vector<EventRecord>& recorded) const {
     state_->writer.sync();
-    auto rebuilt = store_->events();
-    for (size_t i = 0; i < rebuilt.size(); ++i) {
-      if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
-      if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind ||
-          without_timing(rebuilt[i].payload) != without_timing(recorded[i].payload))
-        return fmt::format("event {} ({}): rebuilt {} {}, recorded {} {}", recorded[i].seq, recorded[i].kind, rebuilt[i].kind,
-                           without_timing(rebuilt[i].payload).dump(), recorded[i].kind, without_timing(recorded[i].payload).dump());
-    }
-    return "";
+    return kmcts::compare_events(store_->events(), recorded);
   }
 
   const VariantGraph& graph() const { return graph_; }
@@ -132,8 +168,8 @@ ReplayReport replay_run(const fs::path& run_dir) {
     }
     if (report.mismatch.empty()) report.mismatch = replayer.compare_events(replayed);
     report.statistics_compared = original->status() != "running";
-    if (report.mismatch.empty()) report.mismatch = compare_nodes(replayer.graph(), original->nodes(), report.statistics_compared);
-    if (report.mismatch.empty()) report.mismatch = compare_edges(replayer.graph(), original->edges(), report.statistics_compared);
+    if (report.mismatch.empty()) report.mismatch = graph_nodes_differ(replayer.graph(), original->nodes(), report.statistics_compared);
+    if (report.mismatch.empty()) report.mismatch = graph_edges_differ(replayer.graph(), original->edges(), report.statistics_compared);
     report.nodes = replayer.graph().size();
     report.edges = replayer.graph().edge_count();
     report.identical = report.mismatch.empty();
