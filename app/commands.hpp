@@ -23,5 +23,6 @@ Command add_resume(CLI::App& root);
 Command add_mock_llm(CLI::App& root);
 Command add_measure(CLI::App& root);
 Command add_kernelbench(CLI::App& root);
+Command add_ablate(CLI::App& root);
 
 }  // namespace kmcts::app

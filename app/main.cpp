@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_mock_llm);
   add(kmcts::app::add_measure);
   add(kmcts::app::add_kernelbench);
+  add(kmcts::app::add_ablate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
