@@ -19,12 +19,37 @@ using State = Coordinator::State;
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
-// Payload keys that measure wall time, not the search.
-json without_timing(json payload) {
+// An event's payload without what says how long things took, not what the search did, nor how
+// an LLM reply was fetched (attempts, the errors of failed attempts, retries, whether
+// the cassette had it or recorded it): a run re-run from its cassette gets every reply at once.
+json without_transport(json payload) {
   payload.erase("agent_seconds");
+  if (payload.contains("usage") && payload["usage"].is_object()) payload["usage"].erase("retries");
   if (payload.contains("llm_calls") && payload["llm_calls"].is_array())
-    for (auto& call : payload["llm_calls"]) call.erase("seconds");
+    for (auto& call : payload["llm_calls"])
+      for (const char* key : {"seconds", "attempts", "errors", "cassette"}) call.erase(key);
   return payload;
+}
+
+// Where two JSON values first differ: "path: a rebuilt, b recorded".
+std::string first_difference(const json& rebuilt, const json& recorded, const std::string& path) {
+  if (rebuilt.is_object() && recorded.is_object()) {
+    for (const auto& [key, value] : recorded.items()) {
+      if (!rebuilt.contains(key)) return fmt::format("{}/{} is recorded but not rebuilt", path, key);
+      if (std::string d = first_difference(rebuilt[key], value, path + "/" + key); !d.empty()) return d;
+    }
+    for (const auto& [key, value] : rebuilt.items())
+      if (!recorded.contains(key)) return fmt::format("{}/{} is rebuilt but not recorded", path, key);
+    return "";
+  }
+  if (rebuilt.is_array() && recorded.is_array() && rebuilt.size() == recorded.size()) {
+    for (size_t i = 0; i < rebuilt.size(); ++i)
+      if (std::string d = first_difference(rebuilt[i], recorded[i], fmt::format("{}/{}", path, i)); !d.empty()) return d;
+    return "";
+  }
+  if (rebuilt == recorded) return "";
+  auto shown = [](const json& v) { std::string t = v.dump(); return t.size() > 200 ? t.substr(0, 200) + "..." : t; };
+  return fmt::format("{} is {} rebuilt, {} recorded", path.empty() ? "/" : path, shown(rebuilt), shown(recorded));
 }
 
 // Node by node, in id order; `rebuilt` gets node i for i < `count`.
@@ -76,10 +101,12 @@ std::string graph_edges_differ(const VariantGraph& g, const std::vector<EdgeReco
 std::string compare_events(const std::vector<EventRecord>& rebuilt, const std::vector<EventRecord>& recorded) {
   for (size_t i = 0; i < rebuilt.size(); ++i) {
     if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
-    if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind ||
-        without_timing(rebuilt[i].payload) != without_timing(recorded[i].payload))
-      return fmt::format("event {} ({}): rebuilt {} {}, recorded {} {}", recorded[i].seq, recorded[i].kind, rebuilt[i].kind,
-                         without_timing(rebuilt[i].payload).dump(), recorded[i].kind, without_timing(recorded[i].payload).dump());
+    if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind)
+      return fmt::format("event {}: rebuilt {} {}, recorded {} {}", recorded[i].seq, rebuilt[i].seq, rebuilt[i].kind,
+                         recorded[i].seq, recorded[i].kind);
+    if (std::string d = first_difference(without_transport(rebuilt[i].payload), without_transport(recorded[i].payload), "");
+        !d.empty())
+      return fmt::format("event {} ({}): {}", recorded[i].seq, recorded[i].kind, d);
   }
   return "";
 }

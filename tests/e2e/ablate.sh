@@ -3,7 +3,7 @@
 # landscape, nothing measured): a second ablate on a busy folder is refused; the grid killed
 # with SIGKILL mid-way resumes and finishes (the run killed mid-way moved aside and redone); the index holds every run; --replay-only confirms
 # every run; a run with a recorded measurement deleted is a miss naming the run; a changed
-# grid file is refused on the same folder.
+# grid file is refused on the same folder; LLM runs replay from their own cassettes.
 # Usage: ablate.sh KMCTS_BINARY SOURCE_DIR
 set -uo pipefail
 kmcts=$1
@@ -76,5 +76,28 @@ sed -e "s#\"problems/cpu/matmul\"#\"$src/problems/cpu/matmul\"#" \
     -e "s#\"bench/search_quality#\"$src/bench/search_quality#" -e 's#"seeds": \[0, 1, 2\]#"seeds": [0, 1]#' "$grid" >"$work/changed.json"
 changed=$("$kmcts" ablate "$work/changed.json" --out "$out" 2>&1)
 [ $? = 2 ] && grep -q 'holds another grid: its "seeds" is \[0,1,2\], not \[0,1\]' <<<"$changed" || fail "a changed grid was not refused: $changed"
+ok
+# LLM agents (the mock server answering as the rule agents): each run records its cassette, and
+# --replay-only, with the server gone, replays it; a reply missing from a cassette is a miss.
+"$kmcts" mock-llm --port 0 --problem "$src/problems/cpu/matmul" >"$work/mock.out" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q listening "$work/mock.out" 2>/dev/null && break; sleep 0.05; done
+port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
+[ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
+cat >"$work/llm.json" <<EOF
+{"name": "llm", "base": {"set": {"agents.backend": "llm", "agents.llm.base_url": "http://127.0.0.1:$port", "evaluator.name": "replay"}},
+ "axes": [{"name": "c", "key": "search.exploration", "values": [0.2, 1]}],
+ "problems": [{"path": "$src/problems/cpu/matmul", "recorded": ["$src/bench/search_quality/recorded/matmul-devbox"]}],
+ "seeds": [0], "budget": 6}
+EOF
+llm=$("$kmcts" ablate "$work/llm.json" --out "$work/llm" 2>&1) || fail "the LLM grid exited $?: $llm"
+kill -INT "$pid"; wait "$pid" 2>/dev/null; pid=
+[ -s "$work/llm/runs/c=1--matmul--s0/cassette.jsonl" ] || fail "no cassette in the run directory: $(ls "$work/llm/runs"/*)"
+replayed=$("$kmcts" ablate "$work/llm.json" --out "$work/llm" --replay-only 2>&1) || fail "--replay-only of the LLM grid: $replayed"
+[ "$(grep -c '^reproduced ' <<<"$replayed")" = 2 ] || fail "not every LLM run reproduced: $replayed"
+sed -i '2d' "$work/llm/runs/c=1--matmul--s0/cassette.jsonl"
+corrupt=$("$kmcts" ablate "$work/llm.json" --out "$work/llm" --replay-only 2>&1)
+[ $? = 1 ] && grep -q "^miss  *c=1--matmul--s0  (no recorded LLM reply: .*has no reply for this request" <<<"$corrupt" ||
+  fail "a reply missing from a cassette was not a miss naming the run and the request: $corrupt"
 ok
 echo "$passed passed, 0 failed"
