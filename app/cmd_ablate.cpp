@@ -59,7 +59,7 @@ Command add_ablate(CLI::App& root) {
   cmd->add_option("GRID", a->request.grid_file, "Grid file (see configs/ablations/)")->required();
   cmd->add_option("--out", a->request.out, "Ablation folder (runs, index.sqlite); the same --out resumes (default ablations/<grid name>)");
   cmd->add_option("--jobs", a->jobs, "Runs at once (default: 1 when runs measure for real, else the hardware threads)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 4096));
   cmd->add_flag("--replay-only", a->replay_only,
                 "Re-run every finished run offline from its own recorded measurements and LLM replies, and check its graph");
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");

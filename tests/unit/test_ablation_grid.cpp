@@ -201,3 +201,15 @@ TEST_CASE("ablation grid: options that the chosen parts never read") {
   CHECK(ineffective_option("search.widening_alpha", c).find("search.widening=fixed") != std::string::npos);
   CHECK(ineffective_option("agents.llm.model", c) == "no agent is an LLM agent");
 }
+
+TEST_CASE("ablation grid: every shipped grid expands and passes its checks") {
+  for (const auto& entry : fs::directory_iterator(std::string(KMCTS_SOURCE_DIR) + "/configs/ablations")) {
+    CAPTURE(entry.path().string());
+    const AblationGrid g = load_ablation_grid(entry.path());
+    CHECK(g.runs.size() == g.configs.size() * g.problems.size() * g.seeds.size());
+    CHECK(g.name == entry.path().stem().string());
+  }
+  const AblationGrid policy = load_ablation_grid(std::string(KMCTS_SOURCE_DIR) + "/configs/ablations/policy.json");
+  CHECK(policy.configs.size() == 8);
+  CHECK(policy.problems[0].recorded.size() == 1);  // matmul replays its recorded landscape
+}
