@@ -24,5 +24,6 @@ Command add_mock_llm(CLI::App& root);
 Command add_measure(CLI::App& root);
 Command add_kernelbench(CLI::App& root);
 Command add_report(CLI::App& root);
+Command add_ablate(CLI::App& root);
 
 }  // namespace kmcts::app

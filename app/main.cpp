@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_measure);
   add(kmcts::app::add_kernelbench);
   add(kmcts::app::add_report);
+  add(kmcts::app::add_ablate);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

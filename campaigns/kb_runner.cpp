@@ -1,14 +1,13 @@
 #include "campaigns/kb_runner.hpp"
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "campaigns/kb_leaderboard.hpp"
+#include "campaigns/run_pool.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/problem.hpp"
@@ -27,8 +26,6 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
-
-std::atomic<bool> g_stop{false};
 
 json campaign_record(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& files) {
   json names = json::array();
@@ -64,13 +61,6 @@ Config problem_config(const KbLeaderboardRequest& r, const std::string& gpu) {
   if (r.budget) c.set_value("search.budget", *r.budget, "--budget");
   return c;
 }
-
-struct Shared {
-  std::mutex mutex;
-  size_t next = 0;
-  size_t done = 0;
-  std::optional<InputError> fatal;
-};
 
 std::string outcome_line(const json& res) {
   if (!res.value("correct", false)) return fmt::format("no correct candidate ({})", res.value("status", ""));
@@ -122,49 +112,35 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   return result;
 }
 
-void gpu_worker(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& todo, const std::string& gpu,
-                size_t total, size_t already, Shared& shared) {
+// One problem on one device, its outcome printed as a line.
+void run_problem_on(const KbLeaderboardRequest& r, const KbProblemFile& f, const std::string& gpu, size_t total,
+                    size_t already, std::mutex& print_mutex, size_t& done) {
   const bool inner_progress = r.progress && r.gpus.size() == 1;
-  while (!g_stop.load()) {
-    size_t index = 0;
-    {
-      std::lock_guard<std::mutex> lock(shared.mutex);
-      if (shared.next >= todo.size() || shared.fatal) return;
-      index = shared.next++;
-    }
-    const KbProblemFile& f = todo[index];
-    const std::string where = gpu == "cpu" ? std::string("the CPU") : "GPU " + gpu;
-    if (r.progress) fmt::print(stderr, "kmcts kernelbench: {} on {} (started)\n", f.name, where);
-    const auto start = std::chrono::steady_clock::now();
-    std::string line;
-    try {
-      auto result = run_problem(r, f, gpu, inner_progress);
-      line = result ? outcome_line(*result) : "interrupted; `kmcts kernelbench` with the same --out resumes it";
-    } catch (const InputError& e) {
-      std::lock_guard<std::mutex> lock(shared.mutex);
-      if (!shared.fatal) shared.fatal = e;
-      g_stop.store(true);
-      return;
-    } catch (const std::exception& e) {  // the others go on; this one is tried again next time
-      write_file_atomic(r.out / "problems" / (f.name + ".error.json"),
-                        json{{"problem", f.name}, {"gpu", gpu}, {"message", e.what()}}.dump(2) + "\n");
-      line = std::string("error (left unfinished, retried by the next run): ") + e.what();
-    }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::lock_guard<std::mutex> lock(shared.mutex);
-    ++shared.done;
-    if (r.progress)
-      fmt::print(stderr, "kmcts kernelbench: [{}/{}] {} on {}: {} ({:.0f} s)\n", already + shared.done, total, f.name,
-                 where, line, seconds);
+  const std::string where = gpu == "cpu" ? std::string("the CPU") : "GPU " + gpu;
+  if (r.progress) fmt::print(stderr, "kmcts kernelbench: {} on {} (started)\n", f.name, where);
+  const auto start = std::chrono::steady_clock::now();
+  std::string line;
+  try {
+    auto result = run_problem(r, f, gpu, inner_progress);
+    line = result ? outcome_line(*result) : "interrupted; `kmcts kernelbench` with the same --out resumes it";
+  } catch (const InputError&) {
+    throw;  // stops the campaign
+  } catch (const std::exception& e) {  // the others go on; this one is tried again next time
+    write_file_atomic(r.out / "problems" / (f.name + ".error.json"),
+                      json{{"problem", f.name}, {"gpu", gpu}, {"message", e.what()}}.dump(2) + "\n");
+    line = std::string("error (left unfinished, retried by the next run): ") + e.what();
   }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::lock_guard<std::mutex> lock(print_mutex);
+  ++done;
+  if (r.progress)
+    fmt::print(stderr, "kmcts kernelbench: [{}/{}] {} on {}: {} ({:.0f} s)\n", already + done, total, f.name, where, line,
+               seconds);
 }
 
 }  // namespace
 
-void request_leaderboard_stop() {
-  g_stop.store(true);
-  Coordinator::request_stop();
-}
+void request_leaderboard_stop() { request_pool_stop(); }
 
 json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   if (r.out.empty()) throw InputError("kmcts kernelbench needs --out DIR");
@@ -182,25 +158,11 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   if (r.progress)
     fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before), {} mode, GPUs {}\n", r.level,
                files.size(), files.size() - todo.size(), r.mode, fmt::join(r.gpus, ","));
-  g_stop.store(false);
-  Shared shared;
-  std::vector<std::thread> threads;
-  for (const std::string& gpu : r.gpus)
-    threads.emplace_back(gpu_worker, std::cref(r), std::cref(todo), gpu, files.size(), files.size() - todo.size(),
-                         std::ref(shared));
-  // A search that starts just after a stop request would clear it: repeat the request until
-  // every worker is back.
-  std::atomic<bool> joined{false};
-  std::thread reasserter([&joined] {
-    while (!joined.load()) {
-      if (g_stop.load()) Coordinator::request_stop();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+  std::mutex print_mutex;
+  size_t done = 0;
+  run_pool(todo.size(), r.gpus.size(), [&](size_t index, size_t worker) {
+    run_problem_on(r, todo[index], r.gpus[worker], files.size(), files.size() - todo.size(), print_mutex, done);
   });
-  for (auto& t : threads) t.join();
-  joined.store(true);
-  reasserter.join();
-  if (shared.fatal) throw *shared.fatal;
 
   // Every selected problem counts in the denominators: an unfinished one is not correct.
   std::vector<json> results;

@@ -155,16 +155,21 @@ void Config::merge(const json& values, const std::string& origin) {
   for (const auto& [k, v] : flat.items()) set_value(k, v, origin);
 }
 
-void Config::set(const std::string& assignment) {
+std::pair<std::string, json> parse_assignment(const std::string& assignment, const std::string& origin) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set '{}': expected key=value", assignment));
+    throw InputError(fmt::format("{} '{}': expected key=value", origin, assignment));
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
   json value = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (value.is_discarded()) value = text;  // bare words are strings
   const OptionSpec* spec = OptionTable::instance().find(key);
   if (spec && spec->type == OptionType::String && !value.is_string()) value = text;
+  return {key, value};
+}
+
+void Config::set(const std::string& assignment) {
+  auto [key, value] = parse_assignment(assignment, "--set");
   set_value(key, value, "--set");
 }
 

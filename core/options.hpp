@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,11 @@ class Config {
   const nlohmann::json& value(const std::string& key, OptionType expected) const;
   nlohmann::json values_;  // flat: dotted key -> value
 };
+
+/// Splits "key=value" as --set reads it: the value is parsed as JSON when it parses, else kept
+/// as text (and a declared string option always keeps the text). InputError naming `origin`
+/// and the text when there is no key or no '='. The key is not checked here.
+std::pair<std::string, nlohmann::json> parse_assignment(const std::string& assignment, const std::string& origin);
 
 /// Human-readable listing for `kmcts config --explain`.
 std::string explain_options();

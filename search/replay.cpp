@@ -19,19 +19,46 @@ using State = Coordinator::State;
 
 bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
-// Payload keys that measure wall time, not the search.
-json without_timing(json payload) {
+// An event's payload without what says how long things took, not what the search did, nor how
+// an LLM reply was fetched (attempts, the errors of failed attempts, retries, whether
+// the cassette had it or recorded it): a run re-run from its cassette gets every reply at once.
+json without_transport(json payload) {
   payload.erase("agent_seconds");
+  if (payload.contains("usage") && payload["usage"].is_object()) payload["usage"].erase("retries");
   if (payload.contains("llm_calls") && payload["llm_calls"].is_array())
-    for (auto& call : payload["llm_calls"]) call.erase("seconds");
+    for (auto& call : payload["llm_calls"])
+      for (const char* key : {"seconds", "attempts", "errors", "cassette"}) call.erase(key);
   return payload;
 }
 
-std::string compare_nodes(const VariantGraph& g, const std::vector<NodeRecord>& stored, bool statistics) {
-  if (static_cast<int>(stored.size()) != g.size())
-    return fmt::format("{} nodes rebuilt, {} stored", g.size(), stored.size());
+// Where two JSON values first differ: "path: a rebuilt, b recorded".
+std::string first_difference(const json& rebuilt, const json& recorded, const std::string& path) {
+  if (rebuilt.is_object() && recorded.is_object()) {
+    for (const auto& [key, value] : recorded.items()) {
+      if (!rebuilt.contains(key)) return fmt::format("{}/{} is recorded but not rebuilt", path, key);
+      if (std::string d = first_difference(rebuilt[key], value, path + "/" + key); !d.empty()) return d;
+    }
+    for (const auto& [key, value] : rebuilt.items())
+      if (!recorded.contains(key)) return fmt::format("{}/{} is rebuilt but not recorded", path, key);
+    return "";
+  }
+  if (rebuilt.is_array() && recorded.is_array() && rebuilt.size() == recorded.size()) {
+    for (size_t i = 0; i < rebuilt.size(); ++i)
+      if (std::string d = first_difference(rebuilt[i], recorded[i], fmt::format("{}/{}", path, i)); !d.empty()) return d;
+    return "";
+  }
+  if (rebuilt == recorded) return "";
+  auto shown = [](const json& v) { std::string t = v.dump(); return t.size() > 200 ? t.substr(0, 200) + "..." : t; };
+  return fmt::format("{} is {} rebuilt, {} recorded", path.empty() ? "/" : path, shown(rebuilt), shown(recorded));
+}
+
+// Node by node, in id order; `rebuilt` gets node i for i < `count`.
+template <typename Rebuilt>
+std::string compare_nodes(int count, Rebuilt rebuilt, const std::vector<NodeRecord>& stored, bool statistics) {
+  if (static_cast<int>(stored.size()) != count)
+    return fmt::format("{} nodes rebuilt, {} stored", count, stored.size());
   for (const NodeRecord& want : stored) {
-    const NodeRecord& got = g.node(want.id);
+    const NodeRecord& got = rebuilt(want.id);
     auto differs = [&](const char* field, const std::string& a, const std::string& b) {
       return fmt::format("node {}: {} is {} rebuilt, {} stored", want.id, field, a, b);
     };
@@ -46,11 +73,13 @@ std::string compare_nodes(const VariantGraph& g, const std::vector<NodeRecord>& 
   return "";
 }
 
-std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& stored, bool statistics) {
-  if (static_cast<int>(stored.size()) != g.edge_count())
-    return fmt::format("{} edges rebuilt, {} stored", g.edge_count(), stored.size());
+// `rebuilt(parent, child)` is the rebuilt edge or nullptr.
+template <typename Rebuilt>
+std::string compare_edges(int count, Rebuilt rebuilt, const std::vector<EdgeRecord>& stored, bool statistics) {
+  if (static_cast<int>(stored.size()) != count)
+    return fmt::format("{} edges rebuilt, {} stored", count, stored.size());
   for (const EdgeRecord& want : stored) {
-    const EdgeRecord* got = g.edge(want.parent, want.child);
+    const EdgeRecord* got = rebuilt(want.parent, want.child);
     if (!got) return fmt::format("edge {} -> {} is stored but was not rebuilt", want.parent, want.child);
     if (got->kind != want.kind || (statistics && got->visits != want.visits) || got->transposition != want.transposition)
       return fmt::format("edge {} -> {}: kind/visits/transposition {}/{}/{} rebuilt, {}/{}/{} stored", want.parent, want.child,
@@ -58,6 +87,48 @@ std::string compare_edges(const VariantGraph& g, const std::vector<EdgeRecord>& 
   }
   return "";
 }
+
+std::string graph_nodes_differ(const VariantGraph& g, const std::vector<NodeRecord>& stored, bool statistics) {
+  return compare_nodes(g.size(), [&g](int id) -> const NodeRecord& { return g.node(id); }, stored, statistics);
+}
+
+std::string graph_edges_differ(const VariantGraph& g, const std::vector<EdgeRecord>& stored, bool statistics) {
+  return compare_edges(g.edge_count(), [&g](int parent, int child) { return g.edge(parent, child); }, stored, statistics);
+}
+
+}  // namespace
+
+std::string compare_events(const std::vector<EventRecord>& rebuilt, const std::vector<EventRecord>& recorded) {
+  for (size_t i = 0; i < rebuilt.size(); ++i) {
+    if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
+    if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind)
+      return fmt::format("event {}: rebuilt {} {}, recorded {} {}", recorded[i].seq, rebuilt[i].seq, rebuilt[i].kind,
+                         recorded[i].seq, recorded[i].kind);
+    if (std::string d = first_difference(without_transport(rebuilt[i].payload), without_transport(recorded[i].payload), "");
+        !d.empty())
+      return fmt::format("event {} ({}): {}", recorded[i].seq, recorded[i].kind, d);
+  }
+  return "";
+}
+
+std::string compare_runs(const RunStore& rebuilt, const RunStore& recorded) {
+  std::vector<EventRecord> got = rebuilt.events(), want = recorded.events();
+  if (got.size() != want.size()) return fmt::format("{} events rebuilt, {} recorded", got.size(), want.size());
+  if (std::string d = compare_events(got, want); !d.empty()) return d;
+  const std::vector<NodeRecord> nodes = rebuilt.nodes();
+  std::string d = compare_nodes(static_cast<int>(nodes.size()), [&nodes](int id) -> const NodeRecord& { return nodes[static_cast<size_t>(id)]; },
+                                recorded.nodes(), true);
+  if (!d.empty()) return d;
+  const std::vector<EdgeRecord> edges = rebuilt.edges();
+  auto find = [&edges](int parent, int child) -> const EdgeRecord* {
+    for (const EdgeRecord& e : edges)
+      if (e.parent == parent && e.child == child) return &e;
+    return nullptr;
+  };
+  return compare_edges(static_cast<int>(edges.size()), find, recorded.edges(), true);
+}
+
+namespace {
 
 class Replayer {
  public:
@@ -84,15 +155,7 @@ class Replayer {
 
   std::string compare_events(const std::vector<EventRecord>& recorded) const {
     state_->writer.sync();
-    auto rebuilt = store_->events();
-    for (size_t i = 0; i < rebuilt.size(); ++i) {
-      if (i >= recorded.size()) return fmt::format("event {} was rebuilt but not recorded", rebuilt[i].seq);
-      if (rebuilt[i].seq != recorded[i].seq || rebuilt[i].kind != recorded[i].kind ||
-          without_timing(rebuilt[i].payload) != without_timing(recorded[i].payload))
-        return fmt::format("event {} ({}): rebuilt {} {}, recorded {} {}", recorded[i].seq, recorded[i].kind, rebuilt[i].kind,
-                           without_timing(rebuilt[i].payload).dump(), recorded[i].kind, without_timing(recorded[i].payload).dump());
-    }
-    return "";
+    return kmcts::compare_events(store_->events(), recorded);
   }
 
   const VariantGraph& graph() const { return graph_; }
@@ -132,8 +195,8 @@ ReplayReport replay_run(const fs::path& run_dir) {
     }
     if (report.mismatch.empty()) report.mismatch = replayer.compare_events(replayed);
     report.statistics_compared = original->status() != "running";
-    if (report.mismatch.empty()) report.mismatch = compare_nodes(replayer.graph(), original->nodes(), report.statistics_compared);
-    if (report.mismatch.empty()) report.mismatch = compare_edges(replayer.graph(), original->edges(), report.statistics_compared);
+    if (report.mismatch.empty()) report.mismatch = graph_nodes_differ(replayer.graph(), original->nodes(), report.statistics_compared);
+    if (report.mismatch.empty()) report.mismatch = graph_edges_differ(replayer.graph(), original->edges(), report.statistics_compared);
     report.nodes = replayer.graph().size();
     report.edges = replayer.graph().edge_count();
     report.identical = report.mismatch.empty();

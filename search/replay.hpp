@@ -5,6 +5,9 @@
 // rebuilt nodes, edges and events are compared with what the run recorded.
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "search/records.hpp"
 
 namespace kmcts {
 
@@ -22,5 +25,18 @@ struct ReplayReport {
 
 /// Throws InputError if RUN_DIR is not a run store or predates replayable logs.
 ReplayReport replay_run(const std::filesystem::path& run_dir);
+
+class RunStore;
+
+/// Two event logs compared event by event, wall times and how LLM replies were fetched
+/// (attempts, retries, cassette hit or recorded) aside: "" when equal, else the first
+/// difference, down to the payload field (an event only `rebuilt` has counts; one only
+/// `recorded` has does not).
+std::string compare_events(const std::vector<EventRecord>& rebuilt, const std::vector<EventRecord>& recorded);
+
+/// Two finished runs compared: their event logs (as compare_events), nodes (hash, status, reward,
+/// visits, values, debug attempts) and edges. "" when they are the same graph, else the first
+/// difference. `kmcts ablate --replay-only` re-runs a run and checks it against the original.
+std::string compare_runs(const RunStore& rebuilt, const RunStore& recorded);
 
 }  // namespace kmcts

@@ -23,7 +23,8 @@
 KMCTS_OPTION("evaluator.replay.runs", String, "", std::nullopt, std::nullopt,
              "Replay evaluator: comma-separated run directories whose recorded measurements answer evaluations.")
 KMCTS_OPTION("evaluator.replay.fallback", String, "", std::nullopt, std::nullopt,
-             "Replay evaluator: evaluator for sources no recorded run measured (e.g. cpu); empty = a miss is an error result.")
+             "Replay evaluator: evaluator for sources no recorded run measured (e.g. cpu; auto = the problem's kind); empty = a "
+             "miss is an error result. With a fallback, evaluator.replay.runs may be empty.")
 
 namespace kmcts {
 namespace {
@@ -32,12 +33,16 @@ class ReplayEvaluator final : public Evaluator {
  public:
   ReplayEvaluator(const Problem& problem, const Config& c) : problem_(problem.name) {
     auto runs = split_list(c.get_string("evaluator.replay.runs"));
-    if (runs.empty()) throw InputError("evaluator.replay.runs: name at least one run directory to replay");
-    for (const auto& dir : runs) load(dir);
     std::string fallback = c.get_string("evaluator.replay.fallback");
+    if (runs.empty() && fallback.empty())
+      throw InputError("evaluator.replay.runs: name at least one run directory to replay (or set evaluator.replay.fallback)");
+    for (const auto& dir : runs) load(dir);
     if (!fallback.empty()) {
       if (fallback == "replay") throw InputError("evaluator.replay.fallback: cannot be 'replay' itself");
+      if (fallback == "auto") fallback = problem.kind;
       fallback_ = EvaluatorRegistry::instance().create("evaluator", fallback, problem, c);
+      // Nothing recorded yet (the first run of a grid): what the fallback measures on is the device.
+      if (device_.is_null()) device_ = device_of(fallback_->describe());
     }
   }
 
@@ -71,8 +76,7 @@ class ReplayEvaluator final : public Evaluator {
     nlohmann::json info = store->run_info();
     if (info.value("problem", "") != problem_)
       throw InputError(fmt::format("evaluator.replay.runs: '{}' is a run of '{}', not of '{}'", dir, info.value("problem", ""), problem_));
-    nlohmann::json device = info.value("evaluator", nlohmann::json::object());
-    device.erase("cache_dir");  // where a machine keeps its cache says nothing about its speed
+    const nlohmann::json device = device_of(info.value("evaluator", nlohmann::json::object()));
     if (device_.is_null()) device_ = device;
     else if (device != device_)
       throw InputError(fmt::format("evaluator.replay.runs: '{}' was measured by another evaluator or machine than '{}'", dir, first_run_));
@@ -81,6 +85,14 @@ class ReplayEvaluator final : public Evaluator {
     for (const auto& n : store->nodes()) hash_of[n.id] = n.hash;
     for (auto& e : store->evaluations(false))
       if (e.result.verdict != Verdict::infra_error) recorded_[hash_of.at(e.node)] = e.result;
+  }
+
+  // The machine a run's measurements come from. A run answered by this evaluator itself (a
+  // grid's runs replay each other) names the device of what it replayed or fell back to.
+  static nlohmann::json device_of(nlohmann::json described) {
+    if (described.value("evaluator", "") == "replay") return described.value("device", nlohmann::json());
+    described.erase("cache_dir");  // where a machine keeps its cache says nothing about its speed
+    return described;
   }
 
   std::string problem_;

@@ -237,3 +237,21 @@ TEST_CASE("search: agent slots bound agent calls; with fewer than workers, agent
   CHECK(serial_agents == 1);
   CHECK(serial_overlapped == 0);  // one worker keeps its slot until its evaluation is done
 }
+
+TEST_CASE("compare_events: the first differing payload field is named; wall times and LLM transport are not compared") {
+  using nlohmann::json;
+  auto child = [](json llm_call, double seconds, json plan) {
+    return EventRecord{7, seconds, "child",
+                       {{"child", 1}, {"plan", plan}, {"agent_seconds", seconds}, {"usage", {{"calls", 1}, {"retries", 2}}},
+                        {"llm_calls", json::array({llm_call})}}};
+  };
+  const json recorded_call = {{"role", "planner"}, {"attempts", 3}, {"cassette", "recorded"}, {"errors", {"429"}}, {"seconds", 4.0}};
+  const json replayed_call = {{"role", "planner"}, {"attempts", 0}, {"cassette", "hit"}, {"errors", json::array()}, {"seconds", 0.0}};
+  const std::vector<EventRecord> recorded = {child(recorded_call, 9.0, "ROWS 1 -> 2")};
+  CHECK(compare_events({child(replayed_call, 0.1, "ROWS 1 -> 2")}, recorded).empty());
+  CHECK(compare_events({child(replayed_call, 0.1, "ROWS 1 -> 4")}, recorded) ==
+        "event 7 (child): /plan is \"ROWS 1 -> 4\" rebuilt, \"ROWS 1 -> 2\" recorded");
+  json other_role = replayed_call;
+  other_role["role"] = "coder";
+  CHECK(compare_events({child(other_role, 0.1, "ROWS 1 -> 2")}, recorded).find("/llm_calls/0/role") != std::string::npos);
+}
