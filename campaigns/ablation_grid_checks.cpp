@@ -15,6 +15,8 @@
 
 #include "campaigns/ablation_grid.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/hash.hpp"
 #include "core/problem.hpp"
 #include "core/text.hpp"
 #include "hardware/evaluator.hpp"
@@ -186,9 +188,17 @@ ordered_json AblationGrid::identity() const {
     }
     axes_json.push_back({{"name", a.name}, {"values", values}});
   }
-  ordered_json problem_names = ordered_json::array();  // and how many recorded runs each replays
-  for (const AblationProblem& p : problems)
-    problem_names.push_back(p.recorded.empty() ? ordered_json(p.name) : ordered_json{{"name", p.name}, {"recorded", p.recorded.size()}});
+  ordered_json problem_names = ordered_json::array();  // and the recorded runs each replays, by content
+  for (const AblationProblem& p : problems) {
+    if (p.recorded.empty()) {
+      problem_names.push_back(p.name);
+      continue;
+    }
+    ordered_json recorded = ordered_json::array();
+    for (const auto& dir : p.recorded)
+      recorded.push_back(fs::exists(dir / "run.sqlite") ? sha256_hex(read_file(dir / "run.sqlite")) : dir.string());
+    problem_names.push_back({{"name", p.name}, {"recorded", recorded}});
+  }
   return {{"name", name},         {"base_config", base.to_json()}, {"axes", axes_json},
           {"exclude", exclude},   {"problems", problem_names},     {"seeds", seeds},
           {"budget", budget ? json(*budget) : json(nullptr)}, {"baseline", baseline}};

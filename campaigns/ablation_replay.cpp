@@ -74,6 +74,7 @@ Verdict3 check_run(const AblationGrid& g, const AblationRunSpec& run, const fs::
 AblationOutcome replay_ablation(const AblationRequest& r) {
   const AblationGrid g = load_ablation_grid(r.grid_file);
   AblationOutcome outcome;
+  outcome.replay_only = true;  // ok only if every run was checked (a Ctrl-C leaves some unchecked)
   const fs::path out = detail::ablation_out(g, r.out);
   outcome.out = out;
   if (!fs::exists(out / "grid.json"))

@@ -35,7 +35,9 @@ struct AblationOutcome {
   size_t reproduced = 0;
   size_t differ = 0;
   size_t missed = 0;
-  bool ok() const { return done == total && differ == 0 && missed == 0; }
+  bool replay_only = false;
+  /// Every run finished and, with --replay-only, every one of them checked and reproduced.
+  bool ok() const { return done == total && differ == 0 && missed == 0 && (!replay_only || reproduced == total); }
 };
 
 /// Runs (or resumes) the grid: finished runs are kept, unfinished ones redone from scratch.

@@ -1,5 +1,7 @@
 #include "campaigns/kb_remeasure.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "core/problem.hpp"
@@ -13,6 +15,8 @@ json remeasure_candidate(const KbProblemFile& file, const std::string& source, c
   const Problem problem = load_problem(file.path);
   const auto evaluator = EvaluatorRegistry::instance().create("evaluator", "kernelbench", problem, config);
   const EvalResult r = evaluator->evaluate(source);
+  if (r.verdict == Verdict::infra_error)  // ours, not the candidate's: the problem stays unfinished
+    throw std::runtime_error(fmt::format("{}: the re-measurement of its best candidate failed: {}", file.name, r.message));
   return {{"verdict", to_string(r.verdict)},
           {"message", r.message},
           {"speedup", r.ok() ? r.details.value("speedup", json::object()) : json::object()},

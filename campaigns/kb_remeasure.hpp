@@ -13,7 +13,8 @@
 namespace kmcts {
 
 /// Evaluates `source` once for problem `file` with the campaign's evaluator settings in `config`:
-/// {"verdict", "message", "speedup": {eager, compile}, "speedup_ci", "gpu_seconds"}.
+/// {"verdict", "message", "speedup": {eager, compile}, "speedup_ci", "gpu_seconds"}. Throws
+/// std::runtime_error when the evaluation itself failed (infra_error): the problem stays unfinished.
 nlohmann::json remeasure_candidate(const KbProblemFile& file, const std::string& source, const Config& config);
 
 /// Applies a re-measurement to a problem's result: its speedups become the re-measured ones

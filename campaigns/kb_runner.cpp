@@ -102,8 +102,10 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   if (summary.value("status", "") == "interrupted") return std::nullopt;
   json result = kb_problem_result(f, run_dir, summary);
   if (r.remeasure && result.value("correct", false)) {
-    const std::string source = read_file(result["best"].value("source_file", std::string()));
-    apply_remeasurement(result, remeasure_candidate(f, source, problem_config(r, gpu)));
+    const auto source = RunStore::open(run_dir)->source(result["best"].value("hash", std::string()));
+    if (!source) throw std::runtime_error(fmt::format("{}: the best candidate's source is missing from {}", f.name,
+                                                      run_dir.string()));
+    apply_remeasurement(result, remeasure_candidate(f, *source, problem_config(r, gpu)));
   }
   const fs::path hygiene_file = r.out / "problems" / (f.name + ".hygiene.json");
   if (fs::exists(hygiene_file)) result["hygiene"] = json::parse(read_file(hygiene_file));

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -27,7 +28,7 @@ void run_pool(size_t count, size_t workers, const std::function<void(size_t, siz
   g_stop.store(false);
   std::mutex mutex;
   size_t next = 0;
-  std::optional<InputError> fatal;
+  std::exception_ptr fatal;  // the first task's exception: stops the pool, rethrown after the join
   auto worker = [&](size_t w) {
     while (!g_stop.load()) {
       size_t index = 0;
@@ -38,9 +39,9 @@ void run_pool(size_t count, size_t workers, const std::function<void(size_t, siz
       }
       try {
         task(index, w);
-      } catch (const InputError& e) {
+      } catch (...) {  // nothing may escape a thread (std::terminate): the caller gets it
         std::lock_guard<std::mutex> lock(mutex);
-        if (!fatal) fatal = e;
+        if (!fatal) fatal = std::current_exception();
         request_pool_stop();
         return;
       }
@@ -58,7 +59,7 @@ void run_pool(size_t count, size_t workers, const std::function<void(size_t, siz
   for (auto& t : threads) t.join();
   joined.store(true);
   reasserter.join();
-  if (fatal) throw *fatal;
+  if (fatal) std::rethrow_exception(fatal);
 }
 
 }  // namespace kmcts

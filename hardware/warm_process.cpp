@@ -28,6 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr auto kGraceOnClose = std::chrono::seconds(2);  // to end on its own once its stdin closes
+constexpr size_t kMaxLogBytes = 256u << 20;               // stderr of one request; more kills it
 
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
@@ -54,7 +55,7 @@ std::string read_range(int fd, off_t from, off_t to, size_t max_bytes) {
   size_t got = 0;
   while (got < text.size()) {
     const ssize_t n = ::pread(fd, text.data() + got, text.size() - got, from + static_cast<off_t>(got));
-    if (n <= 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
@@ -137,10 +138,8 @@ WarmProcess::~WarmProcess() {
   close_fd(stdin_fd_);  // end of file: the child ends when it is idle
   if (pid_ > 0 && !reaped_) {
     const auto deadline = Clock::now() + kGraceOnClose;
-    int status = 0;
-    while (waitpid(pid_, &status, WNOHANG) == 0 && Clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    kill_group();
+    while (!exited() && Clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    kill_group();  // it is not reaped yet, so neither its pid nor its group can have been reused
   }
   close_fd(stdout_fd_), close_fd(log_fd_);
 }
@@ -156,17 +155,22 @@ void WarmProcess::kill_group() {
   usable_ = false;
 }
 
-void WarmProcess::reap(Reply& reply, bool wait) {
+bool WarmProcess::exited() const {
+  siginfo_t info{};  // WNOWAIT: the zombie stays, so a group kill after this is still safe
+  return waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid_;
+}
+
+void WarmProcess::reap(Reply& reply) {
+  if (reaped_) return;
+  ::kill(-pid_, SIGKILL);  // what it left behind in its group, before its pid can be reused
   int status = 0;
   pid_t got;
-  do got = waitpid(pid_, &status, wait ? 0 : WNOHANG);
+  do got = waitpid(pid_, &status, 0);
   while (got < 0 && errno == EINTR);
-  if (got != pid_) return;
   reaped_ = true;
   usable_ = false;
-  ::kill(-pid_, SIGKILL);  // what it left behind in its group
-  if (WIFEXITED(status)) reply.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) reply.signal = WTERMSIG(status);
+  if (got == pid_ && WIFEXITED(status)) reply.exit_code = WEXITSTATUS(status);
+  if (got == pid_ && WIFSIGNALED(status)) reply.signal = WTERMSIG(status);
 }
 
 std::string WarmProcess::log_tail(size_t max_bytes) const {
@@ -177,7 +181,10 @@ WarmProcess::Reply WarmProcess::request(const std::string& line, double timeout_
                                         size_t max_log_bytes) {
   Reply reply;
   const auto start = Clock::now();
-  const off_t log_from = file_size(log_fd_);
+  // Each request's stderr from the start of the file (it shares the child's file offset), so
+  // a long-lived process's log does not grow without end.
+  if (::ftruncate(log_fd_, 0) == 0) ::lseek(log_fd_, 0, SEEK_SET);
+  const off_t log_from = 0;
   auto finish = [&] {
     reply.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     reply.log = read_range(log_fd_, log_from, file_size(log_fd_), max_log_bytes);
@@ -190,7 +197,7 @@ WarmProcess::Reply WarmProcess::request(const std::string& line, double timeout_
   usable_ = false;  // until a reply line comes back
   if (!write_all(stdin_fd_, line + "\n")) {  // the child is gone
     reply.died = true;
-    reap(reply, true);
+    reap(reply);
     return finish();
   }
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s));
@@ -213,8 +220,13 @@ WarmProcess::Reply WarmProcess::request(const std::string& line, double timeout_
       kill_group();
       return finish();
     }
+    if (file_size(log_fd_) > static_cast<off_t>(kMaxLogBytes)) {  // a flood of output: a disk to fill
+      reply.log_flood = true;
+      kill_group();
+      return finish();
+    }
     pollfd fd{stdout_fd_, POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min(std::ceil(left_ms), 1e9)));
+    const int ready = ::poll(&fd, 1, static_cast<int>(std::min(std::ceil(left_ms), 1000.0)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;
     char buffer[65536];
@@ -223,7 +235,7 @@ WarmProcess::Reply WarmProcess::request(const std::string& line, double timeout_
       pending_.append(buffer, static_cast<size_t>(n));
     } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {  // end of file: it ended
       reply.died = true;
-      reap(reply, true);
+      reap(reply);
       return finish();
     }
   }

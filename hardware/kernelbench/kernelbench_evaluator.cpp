@@ -336,6 +336,14 @@ EvalResult KernelBenchEvaluator::measure_warm(const BuildResult& build) {
   const WarmProcess::Reply& reply = outcome.reply;
   if (reply.oversized)
     return failed_result(Verdict::infra_error, "the KernelBench harness sent an oversized reply", reply.log);
+  if (reply.log_flood)
+    return failed_result(Verdict::rejected, "rejected: more than 256 MiB written on stderr during the evaluation",
+                         reply.log);
+  if (outcome.forged)  // only the candidate runs beside the harness: it wrote the line
+    return failed_result(Verdict::rejected,
+                         "rejected: a reply without its request's token reached kmcts (a line written into the "
+                         "harness's output, not by the harness)",
+                         reply.log);
   HarnessOutcome run{reply.line.value_or(""), reply.log, reply.timed_out, reply.signal, reply.exit_code, reply.seconds};
   if (reply.died && reply.signal == 0 && !reply.line)  // it ended without a word: say how
     run.err += fmt::format("\n[the warm harness process ended (exit {}) before replying]", reply.exit_code);

@@ -2,7 +2,7 @@
 // Warm KernelBench harness processes (harness/serve.py) for one evaluator: started ahead, so an
 // evaluation does not wait for Python's and CUDA's start; a hardened one is reused until it
 // faults or says it retires; a faithful one serves one candidate, and the next is started when
-// it is taken (see serve.py for why).
+// its measurement is over (see serve.py for why).
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,9 +26,11 @@ class WarmHarness {
   struct Outcome {
     WarmProcess::Reply reply;
     std::string start_error;  // non-empty: no process could be started
+    bool forged = false;      // the reply line lacked the request's nonce: not the harness's own
   };
-  /// One request (its JSON) on an idle process, or a new one; the process goes back to the idle
-  /// ones afterwards unless it failed, ended or said "retire".
+  /// One request (its JSON, plus a "nonce" the reply must carry) on an idle process, or a new
+  /// one; the process goes back to the idle ones afterwards unless it failed, ended, said
+  /// "retire" or wrote more than its reply.
   Outcome request(const nlohmann::json& request, double timeout_s);
 
  private:

@@ -91,6 +91,13 @@ TEST_CASE("kernelbench evaluator: the harness process's failures are results nam
   CHECK(run("# reply: " + harness_line(true).dump() + "\nclass ModelNew: pass  # another\n").verdict == Verdict::ok);
   CHECK(run("# crash\n").verdict == Verdict::crash);
   CHECK(run("# reply: " + harness_line(false).dump() + "\n").verdict == Verdict::wrong_answer);  // after a crash
+  if (warm) {  // a reply line without the request's nonce (the stand-in echoes it as is): forged
+    json forged = harness_line(true);
+    forged["retire"] = true;
+    const EvalResult r = run("# reply: " + forged.dump() + "\n");
+    CHECK(r.verdict == Verdict::rejected);
+    CHECK(r.message.find("token") != std::string::npos);
+  }
   EvalResult hung = run("# hang\n");
   CHECK(hung.verdict == Verdict::timeout);
   EvalResult garbage = run("# garbage\n");

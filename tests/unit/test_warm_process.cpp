@@ -105,12 +105,14 @@ TEST_CASE("warm process: ending it ends its group; a program that does not exist
 }
 
 TEST_CASE("warm harness: reused until a reply says retire; single-use ones start the next ahead") {
-  // Replies {"pid": PID, "retire": R} where the request says {"retire": R}.
+  // Replies {"pid": PID, "retire": R, "nonce": N} where the request says {"retire": R, "nonce": N}.
   const std::string script =
       "while IFS= read -r l; do r=false; case $l in *'\"retire\":true'*) r=true;; esac; "
-      "echo \"{\\\"pid\\\":$$,\\\"retire\\\":$r}\"; done";
+      "n=$(printf '%s' \"$l\" | sed -n 's/.*\"nonce\":\"\\([0-9a-f]*\\)\".*/\\1/p'); "
+      "echo \"{\\\"pid\\\":$$,\\\"retire\\\":$r,\\\"nonce\\\":\\\"$n\\\"}\"; done";
   auto pid_of = [](const WarmHarness::Outcome& o) {
     REQUIRE(o.reply.line);
+    CHECK_FALSE(o.forged);
     return nlohmann::json::parse(*o.reply.line).at("pid").get<int>();
   };
   WarmHarness reused({"bash", "-c", script}, {}, true);
@@ -125,4 +127,16 @@ TEST_CASE("warm harness: reused until a reply says retire; single-use ones start
   WarmHarness missing({"/nonexistent/kmcts-python"}, {}, true);
   missing.prestart();  // says nothing; the request does
   CHECK(missing.request({{"retire", false}}, 10).start_error.find("kmcts-python") != std::string::npos);
+}
+
+TEST_CASE("warm harness: a reply without the request's nonce is forged, and the process is not kept") {
+  // Answers every request with a line that has no nonce, then with a second line.
+  const std::string script = "while IFS= read -r l; do echo '{\"pid\":'$$',\"retire\":false}'; done";
+  WarmHarness harness({"bash", "-c", script}, {}, true);
+  const WarmHarness::Outcome first = harness.request({{"x", 1}}, 10);
+  CHECK(first.forged);
+  const WarmHarness::Outcome second = harness.request({{"x", 2}}, 10);
+  REQUIRE(second.reply.line);
+  REQUIRE(first.reply.line);
+  CHECK(*second.reply.line != *first.reply.line);  // a new process: the forging one was let go
 }

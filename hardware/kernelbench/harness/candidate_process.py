@@ -32,11 +32,16 @@ class Child:
         ctx = mp.get_context("spawn")
         self.conn, child_conn = ctx.Pipe()
         self.timeout = call_timeout
-        self.proc = ctx.Process(target=candidate_worker.run, daemon=True, args=(child_conn, device, timer_lib))
+        self.proc = ctx.Process(target=candidate_worker.run, daemon=True,
+                                args=(child_conn, device, timer_lib, os.getpid()))
         self.proc.start()
         child_conn.close()
 
     def load(self, candidate, init_inputs, env):
+        import torch
+        # Copies: tensors sent to it are shared, and a warm harness keeps the originals for the
+        # next candidates (and, on the CPU, the reference's own weights may be them).
+        init_inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in init_inputs]
         try:
             self.conn.send({"op": "load", "candidate": os.path.abspath(candidate), "init_inputs": init_inputs,
                             "seed": SEED, "env": env})
@@ -89,15 +94,22 @@ class Child:
 
     def pause(self, stopped):
         """SIGSTOP while the trusted side times the references (nothing of the candidate runs
-        meanwhile), SIGCONT after."""
+        meanwhile, nor anything it started), SIGCONT after."""
+        self.signal(signal.SIGSTOP if stopped else signal.SIGCONT)
+
+    def signal(self, number):
+        """To the candidate's process group (it makes its own at start), or to the process
+        while it has not yet."""
         try:
-            os.kill(self.proc.pid, signal.SIGSTOP if stopped else signal.SIGCONT)
+            os.killpg(self.proc.pid, number)
         except OSError:
-            pass
+            try:
+                os.kill(self.proc.pid, number)
+            except OSError:
+                pass
 
     def kill(self):
-        if self.proc.is_alive():
-            self.proc.kill()
+        self.signal(signal.SIGKILL)  # its leftovers too: none may run into a later evaluation
         self.proc.join(5)
 
     def close(self):
@@ -107,7 +119,7 @@ class Child:
         except (OSError, ValueError):
             pass
         self.proc.join(10)
-        self.kill()
+        self.kill()  # what it left in its group, whether it ended or not
 
 
 def checked_samples(reply, count):
@@ -172,6 +184,12 @@ class Warm:
         if self.spares:
             self.start_spare(*key)
         return child
+
+    def pause_spare(self, stopped):
+        """The spare stopped while a candidate is timed: its start (imports, a CUDA context)
+        must not disturb the measurement."""
+        if self.spare is not None:
+            self.spare.pause(stopped)
 
     def start_spare(self, device, timer_lib):
         if self.spare is None:

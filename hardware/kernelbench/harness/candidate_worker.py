@@ -103,13 +103,28 @@ def time_block(model, timer, bound, keys, device):
             "tail_stray": tail["stray_before"] + drain["stray_before"] + drain["stray_after"]}
 
 
-def run(conn, device_arg, timer_library):
+def die_with_parent(parent):
+    """SIGKILL when the trusted side ends (it may be killed at a timeout; this process is in a
+    group of its own, which that kill does not reach)."""
+    import ctypes
+    import signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # it ended before the line above
+        os._exit(1)
+
+
+def run(conn, device_arg, timer_library, parent):
     """Entry point in the spawned process. It readies torch, the device and the timer, then
     waits for its one candidate: load {candidate, init_inputs, seed, env} (a warm harness starts
     the next candidate's process while the current one is judged; the process serves one
     candidate and ends)."""
+    os.setpgrp()  # a group of its own: whatever the candidate starts is stopped and killed with it
+    die_with_parent(parent)
     os.dup2(2, 1)  # the candidate's prints must not reach the trusted side's stdout
     sys.stdout = sys.stderr
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # nor may it read the warm harness's requests
+    os.close(null)
     import torch
     import torch.multiprocessing  # noqa: F401 - tensors arrive as shared handles
     from kb_timer import make_timer

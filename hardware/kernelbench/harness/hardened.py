@@ -337,7 +337,11 @@ def evaluate(args, warm=None, env=None):
         if not out["correct"]:
             return out
         t0 = time.perf_counter()
-        sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
+        warm.pause_spare(True)
+        try:
+            sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
+        finally:
+            warm.pause_spare(False)
         seconds["timing"] = time.perf_counter() - t0
     except Verdict as v:
         out.update(v.fields)

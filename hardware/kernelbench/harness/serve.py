@@ -8,7 +8,9 @@ Requests, one JSON object per line on stdin:
    "env": {variables for the candidate: TORCH_EXTENSIONS_DIR, TORCH_CUDA_ARCH_LIST}}
 Replies, one line each, on this process's own copy of stdout (fd 1 then points at stderr, so
 nothing a candidate or torch prints can reach it): the one-shot harness's JSON line, plus
-"served" (requests this process answered) and "retire" (true: this process ends after the reply).
+"served" (requests this process answered), "retire" (true: this process ends after the reply)
+and "nonce", the request's own, which kmcts checks: a line written into this process's output
+by anything else (a candidate that found the descriptor) does not carry it.
 
 - hardened: the trusted side is reused until it faults (an error of its own, or its CUDA
   context fails a check after the evaluation); it keeps the CUPTI timer, each problem's
@@ -87,12 +89,12 @@ def serve_hardened(channel, device_arg, timer_lib):
             args = hardened.make_parser().parse_args([str(a) for a in request["argv"]])
         except SystemExit:
             channel.write(json.dumps({"mode": "hardened", "infra_error": f"bad harness arguments: {request['argv']}",
-                                      "served": served, "retire": True}) + "\n")
+                                      "served": served, "retire": True, "nonce": request.get("nonce")}) + "\n")
             channel.flush()
             return
         result = json.loads(hardened.evaluate_line(args, warm, {str(k): str(v) for k, v in request.get("env", {}).items()}))
         retire = "infra_error" in result or not healthy(args.device)
-        result.update(served=served, retire=retire)
+        result.update(served=served, retire=retire, nonce=request.get("nonce"))
         channel.write(json.dumps(result) + "\n")
         channel.flush()
         if retire:
@@ -108,11 +110,18 @@ def serve_faithful(channel, device_arg):
         else:
             os.environ.update({str(k): str(v) for k, v in request.get("env", {}).items()})
             try:
-                result = json.loads(faithful.evaluate_line(faithful.make_parser().parse_args(
-                    [str(a) for a in request["argv"]])))
+                args = faithful.make_parser().parse_args([str(a) for a in request["argv"]])
             except SystemExit:
+                args = None
+            if args is None:
                 result = {"mode": "faithful", "infra_error": f"bad harness arguments: {request['argv']}"}
-        result.update(served=1, retire=True)
+            else:
+                try:
+                    result = json.loads(faithful.evaluate_line(args))
+                except SystemExit as e:  # the candidate called exit() while loading or running
+                    result = {"mode": "faithful", "compiled": True, "correct": False,
+                              "error": f"the candidate called exit({e.code})"}
+        result.update(served=1, retire=True, nonce=(request or {}).get("nonce"))
         channel.write(json.dumps(result) + "\n")
         channel.flush()
         return
