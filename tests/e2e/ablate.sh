@@ -2,7 +2,8 @@
 # kmcts ablate end to end on the CI grid (configs/ablations/ci.json: matmul's recorded
 # landscape, nothing measured): a second ablate on a busy folder is refused; the grid killed
 # with SIGKILL mid-way resumes and finishes (the run killed mid-way moved aside and redone); the index holds every run; --replay-only confirms
-# every run; a run with a recorded measurement deleted is a miss naming the run; a changed
+# every run; `kmcts report` makes its tables, figures and run pages; a run with a recorded
+# measurement deleted is a miss naming the run; a changed
 # grid file is refused on the same folder; LLM runs replay from their own cassettes.
 # Usage: ablate.sh KMCTS_BINARY SOURCE_DIR
 set -uo pipefail
@@ -59,6 +60,18 @@ ok
 
 replayed=$("$kmcts" ablate "$grid" --out "$out" --replay-only 2>&1) || fail "--replay-only exited $?: $replayed"
 [ "$(grep -c '^reproduced ' <<<"$replayed")" = 9 ] || fail "not every run reproduced: $replayed"
+ok
+
+# The grid's report: tables for every configuration against the baseline, figures written
+# (gnuplot, where installed), a page per run.
+"$kmcts" report "$out" --plots "$work/report" --quiet >"$work/report.out" 2>&1 || fail "kmcts report exited $?: $(cat "$work/report.out")"
+for text in "Baseline configuration: \`policy=uct,c=0.2\`" "| policy=beam,c=0.2 | 3 |" "difference from \`policy=uct,c=0.2\`"; do
+  grep -qF "$text" "$work/report/report.md" || fail "the report has no '$text': $(head -40 "$work/report/report.md")"
+done
+[ "$(ls "$work/report/runs/"*.html | wc -l)" = 9 ] || fail "not one page per run: $(ls "$work/report/runs")"
+if command -v gnuplot >/dev/null; then
+  [ -s "$work/report/curve_all.png" ] && [ -s "$work/report/final_all.svg" ] || fail "no figures: $(ls "$work/report")"
+fi
 ok
 
 # Corrupt one run: its last recorded measurement deleted.
