@@ -161,6 +161,7 @@ Config offline_replay_config(const json& recorded_config, const fs::path& run_di
   c.set_value("evaluator.name", "replay", "--replay-only");
   c.set_value("evaluator.replay.runs", fs::absolute(run_dir).string(), "--replay-only");
   c.set_value("evaluator.replay.fallback", "", "--replay-only");
+  c.set_value("evaluator.replay.infra_errors", true, "--replay-only");  // what failed then fails again
   if (uses_llm(c)) {
     c.set_value("agents.llm.cassette", (fs::absolute(run_dir) / "cassette.jsonl").string(), "--replay-only");
     c.set_value("agents.llm.cassette_mode", "replay", "--replay-only");

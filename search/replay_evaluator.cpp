@@ -26,12 +26,17 @@ KMCTS_OPTION("evaluator.replay.fallback", String, "", std::nullopt, std::nullopt
              "Replay evaluator: evaluator for sources no recorded run measured (e.g. cpu; auto = the problem's kind); empty = a "
              "miss is an error result. With a fallback, evaluator.replay.runs may be empty.")
 
+KMCTS_OPTION("evaluator.replay.infra_errors", Bool, false, std::nullopt, std::nullopt,
+             "Replay evaluator: also answer with the recorded infrastructure errors (for a run re-run from its "
+             "own record, as kmcts ablate --replay-only does; elsewhere an infra error is no measurement to reuse)")
+
 namespace kmcts {
 namespace {
 
 class ReplayEvaluator final : public Evaluator {
  public:
-  ReplayEvaluator(const Problem& problem, const Config& c) : problem_(problem.name) {
+  ReplayEvaluator(const Problem& problem, const Config& c)
+      : problem_(problem.name), infra_errors_(c.get_bool("evaluator.replay.infra_errors")) {
     auto runs = split_list(c.get_string("evaluator.replay.runs"));
     std::string fallback = c.get_string("evaluator.replay.fallback");
     if (runs.empty() && fallback.empty())
@@ -84,7 +89,7 @@ class ReplayEvaluator final : public Evaluator {
     std::map<int, std::string> hash_of;
     for (const auto& n : store->nodes()) hash_of[n.id] = n.hash;
     for (auto& e : store->evaluations(false))
-      if (e.result.verdict != Verdict::infra_error) recorded_[hash_of.at(e.node)] = e.result;
+      if (e.result.verdict != Verdict::infra_error || infra_errors_) recorded_[hash_of.at(e.node)] = e.result;
   }
 
   // The machine a run's measurements come from. A run answered by this evaluator itself (a
@@ -96,6 +101,7 @@ class ReplayEvaluator final : public Evaluator {
   }
 
   std::string problem_;
+  bool infra_errors_ = false;  // answer recorded infra errors too (a run re-run from its own record)
   std::string first_run_;
   nlohmann::json device_;
   std::map<std::string, EvalResult> recorded_;  // canonical source hash -> measurement

@@ -1,12 +1,15 @@
 // Whole searches on the synthetic evaluator: budgets, the store, branching, determinism.
 #include <doctest/doctest.h>
 
+#include <sqlite3.h>
+
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "core/error.hpp"
-#include <sqlite3.h>
-
+#include "core/problem.hpp"
+#include "hardware/evaluator.hpp"
 #include "scratch.hpp"
 #include "search/replay.hpp"
 #include "search/run_search.hpp"
@@ -197,6 +200,30 @@ TEST_CASE("replay evaluator: recorded measurements re-run a search without hardw
   CHECK(named);
   auto filled = run_replay(fallback, 4, "synthetic");  // misses measured by the synthetic evaluator
   CHECK(filled["failures_by_verdict"].value("infra_error", 0) == 0);
+  // Recorded infrastructure errors (here the misses, renamed as a harness failure) are no
+  // measurements: answered as recorded only with evaluator.replay.infra_errors, for a run re-run
+  // from its own record (kmcts ablate --replay-only).
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((missing / "run.sqlite").c_str(), &db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "UPDATE evaluations SET message = 'the harness died' WHERE verdict = 'infra_error'", nullptr,
+                     nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  std::optional<std::string> failed_source;
+  {
+    auto store = RunStore::open(missing);
+    for (const auto& n : store->nodes())
+      if (n.verdict == "infra_error" && !failed_source) failed_source = store->source(n.hash);
+  }
+  REQUIRE(failed_source);
+  const Problem problem = load_problem(fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space");
+  for (bool infra_errors : {true, false}) {
+    Config c;
+    c.set_value("evaluator.replay.runs", missing.string(), "test");
+    c.set_value("evaluator.replay.infra_errors", infra_errors, "test");
+    const EvalResult r = EvaluatorRegistry::instance().create("evaluator", "replay", problem, c)->evaluate(*failed_source);
+    CHECK(r.verdict == Verdict::infra_error);
+    CHECK((r.message == "the harness died") == infra_errors);
+  }
   for (const auto& d : {recorded, replayed, missing, fallback}) fs::remove_all(d);
 }
 
