@@ -178,6 +178,16 @@ bool AblationGrid::measures_for_real() const {
   return false;
 }
 
+// The options a config sets away from their defaults: what a grid's identity holds, so that an
+// option kmcts adds later (with its default) does not make an existing grid folder "another grid".
+static json changed_options(const Config& c) {
+  const json mine = c.to_json().flatten(), defaults = Config().to_json().flatten();
+  json changed = json::object();
+  for (const auto& [pointer, value] : mine.items())
+    if (!defaults.contains(pointer) || defaults[pointer] != value) changed[pointer] = value;
+  return changed.unflatten();
+}
+
 ordered_json AblationGrid::identity() const {
   ordered_json axes_json = ordered_json::array();
   for (const AblationAxis& a : axes) {
@@ -200,7 +210,7 @@ ordered_json AblationGrid::identity() const {
       recorded.push_back(fs::exists(dir / "run.sqlite") ? sha256_hex(read_file(dir / "run.sqlite")) : dir.string());
     problem_names.push_back({{"name", p.name}, {"recorded", recorded}});
   }
-  return {{"name", name},         {"base_config", base.to_json()}, {"axes", axes_json},
+  return {{"name", name},         {"base_config", changed_options(base)}, {"axes", axes_json},
           {"exclude", exclude},   {"problems", problem_names},     {"seeds", seeds},
           {"budget", budget ? json(*budget) : json(nullptr)}, {"baseline", baseline}};
 }

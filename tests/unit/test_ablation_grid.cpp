@@ -213,3 +213,15 @@ TEST_CASE("ablation grid: every shipped grid expands and passes its checks") {
   CHECK(policy.configs.size() == 8);
   CHECK(policy.problems[0].recorded.size() == 1);  // matmul replays its recorded landscape
 }
+
+TEST_CASE("ablation grid: its identity holds the base options it sets, not every default") {
+  // An option kmcts adds later, with its default, must not make an existing grid folder
+  // "another grid"; the recorded landscapes count by content.
+  const AblationGrid ci = load_ablation_grid(std::string(KMCTS_SOURCE_DIR) + "/configs/ablations/ci.json");
+  const auto identity = ci.identity();
+  // ci.json also sets search.workers=2, the default: not a change.
+  CHECK(identity["base_config"] == nlohmann::json::parse(R"({"evaluator": {"name": "replay"}})"));
+  const auto& recorded = identity["problems"][0]["recorded"];
+  REQUIRE(recorded.size() == 1);
+  CHECK(recorded[0].get<std::string>().size() == 64);  // the sha256 of matmul-devbox's run.sqlite
+}
