@@ -1,10 +1,7 @@
-#include <unistd.h>
-
-#include <csignal>
-
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "app/interrupts.hpp"
 #include "campaigns/ablation_runner.hpp"
 
 namespace kmcts::app {
@@ -17,26 +14,13 @@ struct AblateArgs {
   bool quiet = false;
 };
 
-extern "C" void on_ablate_interrupt(int signal_number) {
-  static volatile std::sig_atomic_t seen = 0;
-  if (seen == 0) {
-    seen = 1;
-    static const char kNote[] = "\nkmcts ablate: stopping after the work in flight (Ctrl-C again to quit now)\n";
-    [[maybe_unused]] auto written = write(STDERR_FILENO, kNote, sizeof kNote - 1);  // async-signal-safe
-    request_ablation_stop();
-    return;
-  }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-}
-
 int run_ablate(AblateArgs& a) {
   AblationRequest& r = a.request;
   r.jobs = a.jobs;
   r.progress = !a.quiet;
   r.command_line = invocation();
-  std::signal(SIGINT, on_ablate_interrupt);
-  std::signal(SIGTERM, on_ablate_interrupt);
+  handle_interrupts("\nkmcts ablate: stopping after the work in flight (Ctrl-C again to quit now)\n",
+                    &request_ablation_stop);
   if (a.replay_only) {
     const AblationOutcome o = replay_ablation(r);
     fmt::print("{} runs: {} reproduced, {} differ, {} missed a recorded external, {} unfinished\n", o.total, o.reproduced,

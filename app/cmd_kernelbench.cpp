@@ -1,8 +1,8 @@
-#include <csignal>
 
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "app/interrupts.hpp"
 #include "campaigns/kb_runner.hpp"
 #include "core/files.hpp"
 #include "core/text.hpp"
@@ -20,17 +20,6 @@ struct KbArgs {
   bool no_remeasure = false;
 };
 
-extern "C" void on_kb_interrupt(int signal_number) {
-  static volatile std::sig_atomic_t seen = 0;
-  if (seen == 0) {
-    seen = 1;
-    request_leaderboard_stop();
-    return;
-  }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-}
-
 int run_kb(KbArgs& a) {
   KbLeaderboardRequest& r = a.request;
   r.config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
@@ -40,8 +29,8 @@ int run_kb(KbArgs& a) {
   r.hygiene = !a.no_hygiene;
   r.remeasure = !a.no_remeasure;
   r.command_line = invocation();
-  std::signal(SIGINT, on_kb_interrupt);
-  std::signal(SIGTERM, on_kb_interrupt);
+  handle_interrupts("\nkmcts kernelbench: stopping after the searches in flight (Ctrl-C again to quit now)\n",
+                    &request_leaderboard_stop);
   const nlohmann::json summary = run_kernelbench_leaderboard(r);
   fmt::print("{}", read_file(r.out / "summary.md"));
   return summary.value("unfinished", nlohmann::json::array()).empty() ? 0 : 1;

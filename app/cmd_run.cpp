@@ -1,11 +1,7 @@
-#include <unistd.h>
-
-#include <atomic>
-#include <csignal>
-
 #include <fmt/format.h>
 
 #include "app/commands.hpp"
+#include "app/interrupts.hpp"
 #include "core/options.hpp"
 #include "search/coordinator.hpp"
 #include "search/resume.hpp"
@@ -28,27 +24,15 @@ struct RunArgs {
   bool deterministic = false;
 };
 
-// First Ctrl-C: finish in-flight work and write the summary. Second: quit at once.
-std::atomic<int> g_interrupts{0};
-extern "C" void on_interrupt(int signal_number) {
-  if (g_interrupts.fetch_add(1) == 0) {
-    static const char kNote[] = "\nkmcts: stopping after the work in flight (Ctrl-C again to quit now)\n";
-    [[maybe_unused]] auto written = write(STDERR_FILENO, kNote, sizeof kNote - 1);  // async-signal-safe
-    Coordinator::request_stop();
-    return;
-  }
-  std::signal(signal_number, SIG_DFL);
-  std::raise(signal_number);
-}
-
 int report(const nlohmann::json& summary) {
   fmt::print("{}", format_summary_table(summary));
   return summary.value("status", "") == "completed" ? 0 : 1;
 }
 
+// First Ctrl-C: finish in-flight work and write the summary. Second: quit at once.
 void handle_interrupts() {
-  std::signal(SIGINT, on_interrupt);
-  std::signal(SIGTERM, on_interrupt);
+  app::handle_interrupts("\nkmcts: stopping after the work in flight (Ctrl-C again to quit now)\n",
+                         &Coordinator::request_stop);
 }
 
 int run(const RunArgs& a) {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "search/run_store.hpp"
@@ -17,13 +18,6 @@ using nlohmann::ordered_json;
 
 namespace {
 
-std::string utc(std::time_t t) {
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
-}
 
 template <typename T>
 std::optional<T> number(const json& object, const char* key) {
@@ -33,7 +27,6 @@ std::optional<T> number(const json& object, const char* key) {
 
 }  // namespace
 
-std::string utc_now() { return utc(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())); }
 
 fs::path ablation_out(const AblationGrid& grid, const fs::path& requested) {
   return requested.empty() ? fs::path("ablations") / grid.name : requested;
@@ -107,7 +100,7 @@ AblationRunRow finished_row(const AblationGrid& grid, const AblationRunSpec& run
   std::error_code ec;
   const auto written = fs::last_write_time(dir / "summary.json", ec);
   if (!ec)
-    row.finished_at = utc(std::chrono::system_clock::to_time_t(
+    row.finished_at = utc_time(std::chrono::system_clock::to_time_t(
         std::chrono::time_point_cast<std::chrono::system_clock::duration>(written - fs::file_time_type::clock::now() +
                                                                           std::chrono::system_clock::now())));
   return row;

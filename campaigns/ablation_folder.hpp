@@ -28,6 +28,5 @@ AblationRunRow finished_row(const AblationGrid& grid, const AblationRunSpec& run
 /// The index row of a run not (or not yet) finished.
 AblationRunRow open_row(const AblationGrid& grid, const AblationRunSpec& run, const std::string& status);
 
-std::string utc_now();
 
 }  // namespace kmcts::detail

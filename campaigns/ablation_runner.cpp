@@ -12,6 +12,7 @@
 #include "campaigns/ablation_folder.hpp"
 #include "campaigns/ablation_index.hpp"
 #include "campaigns/run_pool.hpp"
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "search/run_lock.hpp"
 #include "search/run_search.hpp"
@@ -53,7 +54,7 @@ void write_grid_meta(AblationIndex& index, const AblationGrid& g, const fs::path
   json problems = json::array();
   for (const auto& p : g.problems) problems.push_back(p.name);
   meta["problems_json"] = problems.dump();
-  if (!meta.count("created_at")) meta["created_at"] = detail::utc_now();
+  if (!meta.count("created_at")) meta["created_at"] = utc_now();
   meta["kmcts_version"] = KMCTS_VERSION_STRING;
   if (std::string rev = git_revision(g.file.parent_path()); !rev.empty()) meta["git_revision"] = rev;
   meta["command_line"] = command_line;
@@ -109,7 +110,7 @@ void run_one(const AblationRequest& r, const AblationGrid& g, const fs::path& ou
   move_aside(out, run);
   externals.run_dir = dir;
   AblationRunRow row = detail::open_row(g, run, "running");
-  row.started_at = detail::utc_now();
+  row.started_at = utc_now();
   index.put_run(row);
   std::string line;
   try {
@@ -135,7 +136,7 @@ void run_one(const AblationRequest& r, const AblationGrid& g, const fs::path& ou
   } catch (const std::exception& e) {
     row.status = "failed";
     row.error = e.what();
-    row.finished_at = detail::utc_now();
+    row.finished_at = utc_now();
     line = std::string("failed: ") + e.what();
   }
   index.put_run(row);

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/problem.hpp"
 #include "search/coordinator.hpp"
 #include "search/run_lock.hpp"
@@ -15,14 +16,6 @@
 namespace kmcts {
 namespace {
 
-std::string utc_now(const char* format) {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[64];
-  std::strftime(buffer, sizeof buffer, format, &tm);
-  return buffer;
-}
 
 std::string host_name() {
   char buffer[256] = {0};
@@ -45,7 +38,7 @@ nlohmann::json run_search(const RunRequest& request) {
                              // what load_problem() read: the folder, or a KernelBench-format file
                              {"problem_path", std::filesystem::absolute(request.problem_dir).string()},
                              {"kmcts_version", KMCTS_VERSION_STRING},
-                             {"started_at", utc_now("%Y-%m-%dT%H:%M:%SZ")},
+                             {"started_at", utc_now()},
                              {"host", host_name()},
                              {"seed", settings.seed},
                              {"command_line", request.command_line},

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/hash.hpp"
@@ -68,14 +69,6 @@ CREATE TABLE events (
   seq INTEGER PRIMARY KEY, time_s REAL NOT NULL, kind TEXT NOT NULL, payload TEXT NOT NULL);
 )sql";
 
-std::string utc_now_iso8601() {
-  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 }  // namespace
 
@@ -132,7 +125,7 @@ std::unique_ptr<RunStore> RunStore::create(const fs::path& run_dir, const json& 
                 "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;");
   auto insert = impl->db.prepare(
       "INSERT INTO run (id, info, config, status, started_at) VALUES (1, ?, ?, 'running', ?)");
-  insert.bind(1, run_info.dump()).bind(2, effective_config.dump()).bind(3, utc_now_iso8601());
+  insert.bind(1, run_info.dump()).bind(2, effective_config.dump()).bind(3, utc_now());
   insert.run();
   write_file_atomic(run_dir / "config.json", effective_config.dump(2) + "\n");
   impl->prepare_statements();
@@ -308,7 +301,7 @@ void RunStore::finish(const json& summary) {
                                                                   : "completed";
   Transaction tx(*this);
   auto st = impl_->db.prepare("UPDATE run SET status=?, ended_at=?, summary=? WHERE id=1");
-  st.bind(1, status).bind(2, utc_now_iso8601()).bind(3, summary.dump()).run();
+  st.bind(1, status).bind(2, utc_now()).bind(3, summary.dump()).run();
   // Written inside the transaction: if the file cannot be written, the run is not marked ended.
   write_file_atomic(impl_->dir / "summary.json", summary.dump(2) + "\n");
   tx.commit();

@@ -1,0 +1,18 @@
+#include "core/clock.hpp"
+
+#include <chrono>
+
+namespace kmcts {
+
+std::string utc_time(std::time_t t, const char* format) {
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[64];
+  return std::strftime(buffer, sizeof buffer, format, &tm) ? std::string(buffer) : std::string();
+}
+
+std::string utc_now(const char* format) {
+  return utc_time(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()), format);
+}
+
+}  // namespace kmcts

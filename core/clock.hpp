@@ -1,0 +1,16 @@
+#pragma once
+// Wall-clock times as text, in UTC (run stores, run folder names, grid indexes).
+#include <ctime>
+#include <string>
+
+namespace kmcts {
+
+constexpr const char* kIso8601 = "%Y-%m-%dT%H:%M:%SZ";
+
+/// `t` formatted by strftime's `format`, in UTC.
+std::string utc_time(std::time_t t, const char* format = kIso8601);
+
+/// Now, formatted by strftime's `format`, in UTC (default: 2026-11-30T18:20:05Z).
+std::string utc_now(const char* format = kIso8601);
+
+}  // namespace kmcts
