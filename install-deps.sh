@@ -7,6 +7,7 @@ packages=(
   libtbb-dev libboost-dev libboost-graph-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev doctest-dev
   graphviz sqlite3
+  libopenmpi-dev openmpi-bin  # --mpi (hardware/remote) and its loopback tests
   python3 python3-torch  # the KernelBench harness's protocol tests on the CPU (tests/python)
 )
 # The figures of `kmcts report`: every Debian build of gnuplot has the pngcairo and svg terminals.

@@ -2,6 +2,7 @@
 
 #include "app/commands.hpp"
 #include "app/interrupts.hpp"
+#include "app/mpi_launch.hpp"
 #include "campaigns/ablation_runner.hpp"
 
 namespace kmcts::app {
@@ -12,11 +13,14 @@ struct AblateArgs {
   std::optional<size_t> jobs;
   bool replay_only = false;
   bool quiet = false;
+  MpiArgs mpi;
 };
 
 int run_ablate(AblateArgs& a) {
   AblationRequest& r = a.request;
   r.jobs = a.jobs;
+  // Under --mpi, enough runs at once to keep every worker's slots busy.
+  if (!r.jobs && mpi_measurement_slots() > 0) r.jobs = static_cast<size_t>(2 * mpi_measurement_slots());
   r.progress = !a.quiet;
   r.command_line = invocation();
   handle_interrupts("\nkmcts ablate: stopping after the work in flight (Ctrl-C again to quit now)\n",
@@ -47,7 +51,8 @@ Command add_ablate(CLI::App& root) {
   cmd->add_flag("--replay-only", a->replay_only,
                 "Re-run every finished run offline from its own recorded measurements and LLM replies, and check its graph");
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
-  return [a] { return run_ablate(*a); };
+  add_mpi_options(cmd, a->mpi);
+  return [a] { return with_mpi(a->mpi, [&] { return run_ablate(*a); }); };
 }
 
 }  // namespace kmcts::app

@@ -3,7 +3,9 @@
 
 #include "app/commands.hpp"
 #include "app/interrupts.hpp"
+#include "app/mpi_launch.hpp"
 #include "campaigns/kb_runner.hpp"
+#include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/text.hpp"
 
@@ -18,6 +20,7 @@ struct KbArgs {
   bool quiet = false;
   bool no_hygiene = false;
   bool no_remeasure = false;
+  MpiArgs mpi;
 };
 
 int run_kb(KbArgs& a) {
@@ -25,6 +28,17 @@ int run_kb(KbArgs& a) {
   r.config = a.config_file.empty() ? Config() : Config::from_file(a.config_file);
   for (const auto& s : a.sets) r.config.set(s);
   r.gpus = split_list(a.gpus);
+  if (const int slots = mpi_measurement_slots(); slots > 0) {
+    if (a.gpus != "0" && a.gpus != "cpu")
+      throw InputError("--gpus " + a.gpus + " does not apply with --mpi: each worker rank takes the GPUs it sees "
+                       "(CUDA_VISIBLE_DEVICES); only --gpus cpu (the harness on the workers' CPUs) has a meaning");
+    // The workers own the GPUs: one search per measurement slot of theirs at a time, each
+    // search's evaluations on whichever worker is free (it puts its own GPU in the options).
+    const std::string device = a.gpus == "cpu" ? "cpu" : "0";
+    r.gpus.assign(static_cast<size_t>(slots), device);
+    r.hygiene_device = "cpu";  // rank 0 may share a host (and a GPU) with the workers' timings
+    r.mpi = true;
+  }
   r.progress = !a.quiet;
   r.hygiene = !a.no_hygiene;
   r.remeasure = !a.no_remeasure;
@@ -59,7 +73,8 @@ Command add_kernelbench(CLI::App& root) {
                 "Score each problem by its search's own measurement of the best candidate instead of one new, "
                 "independent evaluation of it (biased upwards: the best of many noisy measurements)");
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
-  return [a] { return run_kb(*a); };
+  add_mpi_options(cmd, a->mpi);
+  return [a] { return with_mpi(a->mpi, [&] { return run_kb(*a); }); };
 }
 
 }  // namespace kmcts::app

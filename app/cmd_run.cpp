@@ -2,6 +2,8 @@
 
 #include "app/commands.hpp"
 #include "app/interrupts.hpp"
+#include "app/mpi_launch.hpp"
+#include "core/error.hpp"
 #include "core/options.hpp"
 #include "search/coordinator.hpp"
 #include "search/resume.hpp"
@@ -22,6 +24,7 @@ struct RunArgs {
   std::string out;
   bool quiet = false;
   bool deterministic = false;
+  MpiArgs mpi;
 };
 
 int report(const nlohmann::json& summary) {
@@ -44,9 +47,14 @@ int run(const RunArgs& a) {
   if (a.workers) config.set_value("search.workers", *a.workers, "--workers");
   if (a.gpus) config.set_value("evaluator.cuda.gpus", *a.gpus, "--gpus");
   if (a.deterministic) config.set_value("search.deterministic", true, "--deterministic");
+  if (a.mpi.on && a.gpus)
+    throw InputError("--gpus does not apply with --mpi: each worker rank takes the GPUs it sees (CUDA_VISIBLE_DEVICES, "
+                     "shared among the workers of a host)");
   RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
-  handle_interrupts();
-  return report(run_search(request));
+  return with_mpi(a.mpi, [&] {
+    handle_interrupts();
+    return report(run_search(request));
+  });
 }
 
 }  // namespace
@@ -65,21 +73,26 @@ Command add_run(CLI::App& root) {
   cmd->add_flag("--deterministic", args->deterministic,
                 "Lockstep waves applied in request order: the same graph for any --workers (search.deterministic)");
   cmd->add_flag("--quiet", args->quiet, "No progress on stderr");
+  add_mpi_options(cmd, args->mpi);
   return [args] { return run(*args); };
 }
 
 Command add_resume(CLI::App& root) {
   auto args = std::make_shared<ResumeRequest>();
   auto quiet = std::make_shared<bool>(false);
+  auto mpi = std::make_shared<MpiArgs>();
   CLI::App* cmd = root.add_subcommand("resume", "Continue a run that stopped (killed, crashed, Ctrl-C'd twice) where it was");
   cmd->add_option("RUN_DIR", args->run_dir, "Run directory of the unfinished run")->required();
   cmd->add_option("--budget", args->budget, "A new evaluation budget (e.g. larger than the run's)");
   cmd->add_option("--workers", args->workers, "Trials in flight from now on");
   cmd->add_flag("--quiet", *quiet, "No progress on stderr");
-  return [args, quiet] {
+  add_mpi_options(cmd, *mpi);
+  return [args, quiet, mpi] {
     args->progress = !*quiet;
-    handle_interrupts();
-    return report(resume_search(*args));
+    return with_mpi(*mpi, [&] {
+      handle_interrupts();
+      return report(resume_search(*args));
+    });
   };
 }
 

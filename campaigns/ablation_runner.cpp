@@ -117,10 +117,10 @@ void run_one(const AblationRequest& r, const AblationGrid& g, const fs::path& ou
     const Config config = g.run_config(run, externals);
     const json summary = run_search({g.problems[run.problem].path, config, dir, false, r.command_line});
     const std::string status = summary.value("status", "");
-    if (status == "interrupted") {
+    if (status == "interrupted" || status == "suspended") {
       row.status = "pending";
-      row.error = "interrupted; the next kmcts ablate on this folder redoes it";
-      line = "interrupted";
+      row.error = status + "; the next kmcts ablate on this folder redoes it";
+      line = status;
     } else {
       row = detail::finished_row(g, run, out);
       line = row.status == "done" ? fmt::format("{:.2f}x in {} evaluations", row.best_speedup.value_or(0), row.evaluations.value_or(0))

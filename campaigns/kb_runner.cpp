@@ -94,12 +94,16 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
     }
     json hygiene = json::object();
     Config config = problem_config(r, gpu);
-    if (r.hygiene) hygiene = kernelbench_hygiene(f.path, KernelBenchSettings::from_config(config));
+    if (r.hygiene) {
+      Config where = config;
+      if (!r.hygiene_device.empty()) where.set_value("evaluator.kernelbench.device", r.hygiene_device, "kmcts kernelbench");
+      hygiene = kernelbench_hygiene(f.path, KernelBenchSettings::from_config(where));
+    }
     fs::create_directories(run_dir.parent_path());
     write_file_atomic(r.out / "problems" / (f.name + ".hygiene.json"), hygiene.dump(2) + "\n");
     summary = run_search({f.path, config, run_dir, inner_progress, r.command_line});
   }
-  if (summary.value("status", "") == "interrupted") return std::nullopt;
+  if (const std::string st = summary.value("status", ""); st == "interrupted" || st == "suspended") return std::nullopt;
   json result = kb_problem_result(f, run_dir, summary);
   if (r.remeasure && result.value("correct", false)) {
     const auto source = RunStore::open(run_dir)->source(result["best"].value("hash", std::string()));
@@ -109,7 +113,7 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   }
   const fs::path hygiene_file = r.out / "problems" / (f.name + ".hygiene.json");
   if (fs::exists(hygiene_file)) result["hygiene"] = json::parse(read_file(hygiene_file));
-  result["gpu"] = gpu;
+  result["gpu"] = r.mpi ? std::string("mpi") : gpu;
   write_file_atomic(r.out / "problems" / (f.name + ".json"), result.dump(2) + "\n");
   return result;
 }
@@ -118,7 +122,7 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
 void run_problem_on(const KbLeaderboardRequest& r, const KbProblemFile& f, const std::string& gpu, size_t total,
                     size_t already, std::mutex& print_mutex, size_t& done) {
   const bool inner_progress = r.progress && r.gpus.size() == 1;
-  const std::string where = gpu == "cpu" ? std::string("the CPU") : "GPU " + gpu;
+  const std::string where = r.mpi ? std::string("the MPI workers") : gpu == "cpu" ? std::string("the CPU") : "GPU " + gpu;
   if (r.progress) fmt::print(stderr, "kmcts kernelbench: {} on {} (started)\n", f.name, where);
   const auto start = std::chrono::steady_clock::now();
   std::string line;
@@ -158,8 +162,10 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   for (const auto& f : files)
     if (!fs::exists(r.out / "problems" / (f.name + ".json"))) todo.push_back(f);
   if (r.progress)
-    fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before), {} mode, GPUs {}\n", r.level,
-               files.size(), files.size() - todo.size(), r.mode, fmt::join(r.gpus, ","));
+    fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before), {} mode, {}\n", r.level,
+               files.size(), files.size() - todo.size(), r.mode,
+               r.mpi ? fmt::format("{} searches at once on the MPI workers", r.gpus.size())
+                     : fmt::format("GPUs {}", fmt::join(r.gpus, ",")));
   std::mutex print_mutex;
   size_t done = 0;
   run_pool(todo.size(), r.gpus.size(), [&](size_t index, size_t worker) {

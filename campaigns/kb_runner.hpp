@@ -30,6 +30,8 @@ struct KbLeaderboardRequest {
   std::filesystem::path out;
   Config config;                        // the base config of every search
   bool hygiene = true;                  // run the problem-hygiene check once per problem
+  std::string hygiene_device;           // where the hygiene check runs ("" = the search's device)
+  bool mpi = false;                     // evaluations go to MPI workers (gpus: one entry per slot)
   bool remeasure = true;                // score the best candidate by one new evaluation (kb_remeasure.hpp)
   bool progress = true;
   std::string command_line;

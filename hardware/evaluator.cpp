@@ -7,7 +7,21 @@ KMCTS_OPTION("evaluator.name", String, "auto", std::nullopt, std::nullopt,
 
 namespace kmcts {
 
+namespace {
+EvaluatorPlacement& placement() {
+  static EvaluatorPlacement p;
+  return p;
+}
+}  // namespace
+
+void set_evaluator_placement(EvaluatorPlacement p) { placement() = std::move(p); }
+
 std::unique_ptr<Evaluator> make_evaluator(const Problem& problem, const Config& config) {
+  if (placement() && config.get_string("evaluator.name") != "replay") return placement()(problem, config);
+  return make_local_evaluator(problem, config);
+}
+
+std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Config& config) {
   std::string name = config.get_string("evaluator.name");
   if (name == "auto") name = problem.kind;
   return EvaluatorRegistry::instance().create("evaluator", name, problem, config);

@@ -5,6 +5,7 @@
 //   measure() - correctness + timing; one per measurement slot.
 // Both are blocking and thread-safe; the coordinator runs them on its pools.
 // Implementations register by name in EvaluatorRegistry ("cpu", "synthetic", ...).
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,8 +42,9 @@ class Evaluator {
 
   /// build() then measure(); a failed build becomes a compile_error result.
   EvalResult evaluate(const std::string& source);
-  /// measure() of a successful build, with the build's cost recorded in the result.
-  EvalResult measure_built(const BuildResult& build);
+  /// measure() of a successful build, with the build's cost recorded in the result (an
+  /// evaluator that builds elsewhere, as the remote one does, reports the cost itself).
+  virtual EvalResult measure_built(const BuildResult& build);
 };
 
 /// The result of a variant whose build failed: compile_error with the compiler's message.
@@ -51,7 +53,17 @@ EvalResult compile_error_result(const BuildResult& build);
 /// Factories receive the problem and the validated config.
 using EvaluatorRegistry = Registry<Evaluator, const Problem&, const Config&>;
 
-/// The evaluator evaluator.name names ("auto": the one of the problem's kind).
+/// The evaluator evaluator.name names ("auto": the one of the problem's kind), or, where a
+/// placement is set (`--mpi`), what the placement makes of the problem.
 std::unique_ptr<Evaluator> make_evaluator(const Problem& problem, const Config& config);
+
+/// The evaluator evaluator.name names, here, whatever the placement.
+std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Config& config);
+
+/// Where evaluations run, for the whole process: `kmcts ... --mpi` sets one that sends them to
+/// the worker ranks (hardware/remote); an empty function (the default) runs them here. The
+/// replay evaluator stays here either way: its records are in this process's run folders.
+using EvaluatorPlacement = std::function<std::unique_ptr<Evaluator>(const Problem&, const Config&)>;
+void set_evaluator_placement(EvaluatorPlacement placement);
 
 }  // namespace kmcts

@@ -65,6 +65,12 @@ class Coordinator {
   nlohmann::json resume();
   /// Thread- and signal-safe: finish in-flight work, then stop.
   static void request_stop();
+  /// Thread- and signal-safe, for every search of the process from now on: stop at once
+  /// without finishing the run. What was applied is written, work in flight is dropped, and
+  /// the store keeps the run as running, so `kmcts resume` continues it and redoes what was in
+  /// flight. The summary's status is "suspended". For evaluations that can no longer run
+  /// anywhere (every MPI worker lost).
+  static void request_suspend();
 
   const VariantGraph& graph() const { return graph_; }
 

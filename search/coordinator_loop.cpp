@@ -35,6 +35,7 @@ double thread_cpu_seconds() {
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_suspend{false};
 
 
 nlohmann::json summarize(const State& s, const VariantGraph& g, const std::string& status, const std::string& message) {
@@ -92,9 +93,19 @@ std::string budget_reached(const State& s) {
   return "";
 }
 
+// The run stays "running" in the store: `kmcts resume` takes it from its event log.
+nlohmann::json suspend(State& s, const VariantGraph& g) {
+  s.flush(g);
+  s.writer.sync();
+  s.progress.finish();
+  return summarize(s, g, "suspended", "stopped without finishing: the evaluations can no longer run (every MPI worker "
+                                      "lost); `kmcts resume` continues the run");
+}
+
 }  // namespace
 
 void Coordinator::request_stop() { g_stop.store(true); }
+void Coordinator::request_suspend() { g_suspend.store(true); }
 
 nlohmann::json Coordinator::run() {
   State& s = *state_;
@@ -131,6 +142,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     s.progress.update(progress_of(s, g));
     s.writer.end_batch();
     auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
+    if (g_suspend.load()) return suspend(s, g);  // what came with the suspension is not applied
     if (completion) {
       auto apply = [&s, &g](detail::Completion& c) {
         if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);

@@ -45,7 +45,9 @@ class ReplayEvaluator final : public Evaluator {
     if (!fallback.empty()) {
       if (fallback == "replay") throw InputError("evaluator.replay.fallback: cannot be 'replay' itself");
       if (fallback == "auto") fallback = problem.kind;
-      fallback_ = EvaluatorRegistry::instance().create("evaluator", fallback, problem, c);
+      Config fc = c;
+      fc.set_value("evaluator.name", fallback, "evaluator.replay.fallback");
+      fallback_ = make_evaluator(problem, fc);  // under --mpi, on the worker ranks
       // Nothing recorded yet (the first run of a grid): what the fallback measures on is the device.
       if (device_.is_null()) device_ = device_of(fallback_->describe());
     }
@@ -68,6 +70,8 @@ class ReplayEvaluator final : public Evaluator {
     miss.message = fmt::format("replay miss: no recorded run of '{}' measured source {}", problem_, short_hash(build.source_hash));
     return miss;
   }
+
+  int measure_slots() const override { return fallback_ ? fallback_->measure_slots() : 1; }
 
   nlohmann::json describe() const override {
     nlohmann::json j = {{"evaluator", "replay"}, {"recorded", recorded_.size()}, {"device", device_}};
