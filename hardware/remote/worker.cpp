@@ -87,7 +87,10 @@ int run_worker(const ClusterSettings& settings, const std::string& version, int 
   // they share (mpirun), not those a launcher gave each task alone (srun --gpus-per-task).
   const json seen = cuda::probe_devices().value("devices", json::array());
   std::string gpu_ids;
-  for (const auto& d : seen) gpu_ids += (gpu_ids.empty() ? "" : ",") + std::to_string(d.value("pci_bus_id", -1));
+  for (const auto& d : seen) {
+    if (!gpu_ids.empty()) gpu_ids += ',';  // (not a + b: GCC 12 -O3 warns falsely on that, -Wrestrict)
+    gpu_ids += std::to_string(d.value("pci_bus_id", -1));
+  }
   transport.send(0, Tag::hello, {{"version", version}, {"host", host_name()}, {"pid", static_cast<uint64_t>(getpid())},
                                  {"gpu_ids", gpu_ids}, {"gpus", seen.size()}});
   // Until rank 0 answers: welcome (our GPUs) or stop (not needed).
