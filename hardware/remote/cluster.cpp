@@ -62,20 +62,24 @@ bool Cluster::complete() const {
 
 void Cluster::abandon() { State::abandoned().store(true); }
 
+namespace {
+// A count summed over the workers in use (at least 1: a pool of 0 would stall a search).
+int over_workers(const std::map<int, WorkerInfo>& workers, int WorkerInfo::*count) {
+  int n = 0;
+  for (const auto& [rank, w] : workers)
+    if (w.welcomed && !w.lost) n += w.*count;
+  return std::max(1, n);
+}
+}  // namespace
+
 int Cluster::slots() const {
   std::lock_guard lock(state_->mutex);
-  int n = 0;
-  for (const auto& [rank, w] : state_->workers)
-    if (w.welcomed && !w.lost) n += w.slots;
-  return std::max(1, n);
+  return over_workers(state_->workers, &WorkerInfo::slots);
 }
 
 int Cluster::capacity() const {
   std::lock_guard lock(state_->mutex);
-  int jobs = 0;
-  for (const auto& [rank, w] : state_->workers)
-    if (w.welcomed && !w.lost) jobs += w.credits_total;
-  return std::max(1, jobs);
+  return over_workers(state_->workers, &WorkerInfo::credits_total);
 }
 
 json Cluster::figures() const { return state_->describe(); }
