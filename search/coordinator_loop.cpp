@@ -120,6 +120,12 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   VariantGraph& g = graph_;
   const bool lockstep = s.settings.deterministic;
   const double cpu_start = thread_cpu_seconds();
+  // Waiting for completions: how often the queue was empty, how often that put the coordinator
+  // to sleep, and the CPU time the waits cost (sleeping and waking up). Each clock read is a
+  // system call, so one wait in kWaitSample is timed and stands for the others.
+  constexpr long kWaitSample = 8;
+  long waits = 0, sleeps = 0;
+  double wait_cpu = 0;
   std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;
   while (true) {
@@ -141,7 +147,13 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     if (s.in_flight == 0) break;
     s.progress.update(progress_of(s, g));
     s.writer.end_batch();
-    auto completion = s.completions.pop_for(std::chrono::milliseconds(250));
+    auto completion = s.completions.try_pop();
+    if (!completion) {
+      const bool timed = waits++ % kWaitSample == 0;
+      const double w0 = timed ? thread_cpu_seconds() : 0.0;
+      completion = s.completions.pop_for(std::chrono::milliseconds(250), &sleeps);
+      if (timed) wait_cpu += kWaitSample * (thread_cpu_seconds() - w0);
+    }
     if (g_suspend.load()) return suspend(s, g);  // what came with the suspension is not applied
     if (completion) {
       auto apply = [&s, &g](detail::Completion& c) {
@@ -179,6 +191,8 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   s.flush(g);
   auto summary = summarize(s, g, status, stop_reason);
   summary["coordinator_cpu_seconds"] = thread_cpu_seconds() - cpu_start;
+  summary["coordinator_sleeps"] = sleeps;
+  summary["coordinator_wait_cpu_seconds"] = wait_cpu;
   s.event("finished", {{"status", status}, {"reason", stop_reason}});
   s.writer.write([summary](RunStore& st) { st.finish(summary); });
   s.writer.sync();

@@ -41,7 +41,7 @@ def strip(v):
     if isinstance(v, list):
         return [strip(x) for x in v]
     return v
-s = {k: v for k, v in g["summary"].items() if "wall" not in k and "seconds" not in k and k != "run_dir"}
+s = {k: v for k, v in g["summary"].items() if "wall" not in k and "seconds" not in k and not k.startswith("coordinator_") and k != "run_dir"}
 print(json.dumps(strip([g["nodes"], g["edges"], g["evaluations"], s]), sort_keys=True))'; }
 
 # 1. A lockstep search: 3 worker ranks give the graph a local run gives.
