@@ -87,25 +87,46 @@ CassetteClient::CassetteClient(CassetteMode mode, std::shared_ptr<Cassette> cass
 
 ChatReply CassetteClient::chat(const ChatRequest& request, CallRecord& record) {
   record.model = request.model;
-  if (mode_ == CassetteMode::replay || mode_ == CassetteMode::replay_or_record)
-    if (auto hit = cassette_->find(request)) {
-      record.cassette = "hit";
-      record.usage = hit->usage;
-      return *hit;
+  if (mode_ == CassetteMode::off) return inner_->chat(request, record);
+  const std::string key = cassette_key(request);
+  {
+    // A request the cassette holds is answered from it in every mode, repeats within a
+    // recording included: a recorded run gives each request the reply its replay will give.
+    // The same request already in flight is waited for, so it is asked once.
+    std::unique_lock lock(flight_mutex_);
+    while (true) {
+      if (auto hit = cassette_->find(request)) {
+        record.cassette = "hit";
+        record.usage = hit->usage;
+        return *hit;
+      }
+      if (mode_ == CassetteMode::replay || !inner_) {
+        LlmError miss;
+        miss.type = "cassette_miss";
+        miss.message = fmt::format("cassette {} has no reply for this request (model {}, sample {}, key {})",
+                                   cassette_->file().string(), request.model, request.sample, key.substr(0, 12));
+        record.errors.push_back(miss.to_string());
+        throw LlmFailure(miss);
+      }
+      if (in_flight_.insert(key).second) break;  // this call asks the endpoint
+      flight_done_.wait(lock);                   // another call asks: take its reply (or ask after it failed)
     }
-  if (mode_ == CassetteMode::replay || !inner_) {
-    LlmError miss;
-    miss.type = "cassette_miss";
-    miss.message = fmt::format("cassette {} has no reply for this request (model {}, sample {}, key {})",
-                               cassette_->file().string(), request.model, request.sample, cassette_key(request).substr(0, 12));
-    record.errors.push_back(miss.to_string());
-    throw LlmFailure(miss);
   }
-  ChatReply reply = inner_->chat(request, record);
-  if (mode_ != CassetteMode::off) {
+  auto done = [this, &key] {
+    std::lock_guard lock(flight_mutex_);
+    in_flight_.erase(key);
+    flight_done_.notify_all();
+  };
+  ChatReply reply;
+  try {
+    reply = inner_->chat(request, record);
     cassette_->record(request, reply);
-    record.cassette = "recorded";
+  } catch (...) {
+    done();
+    throw;
   }
+  done();
+  record.cassette = "recorded";
   return reply;
 }
 

@@ -2,8 +2,11 @@
 // LlmClient: one chat call, retried and rate-limited, answered by a provider over HTTP or by
 // a cassette. Roles call chat() from their agent threads; the HTTP itself is multiplexed on
 // the transport's one thread.
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "agents/llm/cassette.hpp"
@@ -54,7 +57,9 @@ class HttpLlmClient final : public LlmClient {
 };
 
 /// Answers from a cassette; a miss goes to `inner` (record, replay_or_record) or is an
-/// LlmFailure naming the request (replay).
+/// LlmFailure naming the request (replay). Under record too, a request the cassette holds
+/// (asked before in this run or an earlier one) gets the recorded reply, and identical
+/// requests in flight at once ask `inner` once: the run replays exactly as it ran.
 class CassetteClient final : public LlmClient {
  public:
   CassetteClient(CassetteMode mode, std::shared_ptr<Cassette> cassette, std::shared_ptr<LlmClient> inner);
@@ -64,6 +69,9 @@ class CassetteClient final : public LlmClient {
   CassetteMode mode_;
   std::shared_ptr<Cassette> cassette_;
   std::shared_ptr<LlmClient> inner_;
+  std::mutex flight_mutex_;
+  std::condition_variable flight_done_;
+  std::set<std::string> in_flight_;  // keys being asked of `inner` now
 };
 
 }  // namespace kmcts::llm

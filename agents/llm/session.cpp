@@ -48,8 +48,9 @@ KMCTS_OPTION("agents.llm.prices", Object, nlohmann::json::object(), std::nullopt
 KMCTS_OPTION("agents.llm.cassette", String, "", std::nullopt, std::nullopt,
              "Cassette file (JSONL) of recorded replies, keyed by the whole request and a sample id.")
 KMCTS_OPTION("agents.llm.cassette_mode", String, "off", std::nullopt, std::nullopt,
-             "off, record (call the endpoint, append replies), replay (answer from the cassette only; a miss is an "
-             "error) or replay_or_record.")
+             "off, record (ask the endpoint what the cassette has no reply for and append the replies; a request it "
+             "has, a repeat within the run included, gets the recorded reply, so the run replays as it ran), replay "
+             "(answer from the cassette only; a miss is an error) or replay_or_record (the same as record).")
 
 namespace kmcts::llm {
 

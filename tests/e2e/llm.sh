@@ -44,7 +44,15 @@ out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 5 --set a
   --set agents.llm.cassette_mode=replay --set evaluator.name=replay --set evaluator.replay.runs="$work/run1" \
   --out "$work/run2" 2>&1) || fail "the replayed run exited $?: $out"
 graph() { sqlite3 "$1/run.sqlite" "select id, hash, status, speedup from nodes; select parent, child, plan from edges;"; }
-[ "$(graph "$work/run1")" = "$(graph "$work/run2")" ] || fail "the replayed graph differs: $(diff <(graph "$work/run1") <(graph "$work/run2"))"; ok
+# On a mismatch, both event logs. (Under load this once caught record mode asking the server
+# again for a request it had recorded: the replay then answered with the first reply.)
+events() { sqlite3 "$1/run.sqlite" "select seq, kind, substr(payload, 1, 300) from events order by seq"; }
+[ "$(graph "$work/run1")" = "$(graph "$work/run2")" ] ||
+  fail "the replayed graph differs: $(diff <(graph "$work/run1") <(graph "$work/run2"))
+recorded run's events:
+$(events "$work/run1")
+replayed run's events:
+$(events "$work/run2")"; ok
 
 # A cassette miss is a clear, recorded failure of the expansion, not a crash.
 out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 6 --set agents.llm.cassette_mode=replay \

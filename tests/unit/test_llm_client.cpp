@@ -217,6 +217,93 @@ TEST_CASE("llm client: record, then replay offline with the server gone; a miss 
   std::filesystem::remove_all(file.parent_path());
 }
 
+namespace {
+
+// A model that never answers the same way twice, and may be slow.
+struct ChangingClient : LlmClient {
+  std::atomic<int> calls{0};
+  int delay_ms = 0;
+  ChatReply chat(const ChatRequest& request, CallRecord&) override {
+    const int n = ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    ChatReply r;
+    r.text = fmt::format("reply {} to {}", n, request.messages.at(0).content);
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("llm client: under record, a repeated request gets the recorded reply, and the same request in flight is asked once") {
+  auto file = kmcts::test::fresh_dir("llm-cassette-repeat") / "c.jsonl";
+  auto model = std::make_shared<ChangingClient>();
+  model->delay_ms = 50;
+  CassetteClient recorder(CassetteMode::record, std::make_shared<Cassette>(file), model);
+  // Four identical requests at once (lockstep agents asking the same question): one call.
+  std::vector<std::string> texts(4);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 4; ++i)
+    callers.emplace_back([&, i] {
+      CallRecord r;
+      texts[static_cast<size_t>(i)] = recorder.chat(ask("same"), r).text;
+    });
+  for (auto& t : callers) t.join();
+  CHECK(model->calls.load() == 1);
+  for (const auto& t : texts) CHECK(t == "reply 1 to same");
+  // Asked again later in the run: the recorded reply, which is what a replay gives.
+  CallRecord r;
+  CHECK(recorder.chat(ask("same"), r).text == "reply 1 to same");
+  CHECK(r.cassette == "hit");
+  CHECK(recorder.chat(ask("other"), r).text == "reply 2 to other");
+  CHECK(r.cassette == "recorded");
+  CHECK(model->calls.load() == 2);
+  CassetteClient player(CassetteMode::replay, std::make_shared<Cassette>(file), nullptr);
+  CHECK(player.chat(ask("same"), r).text == "reply 1 to same");
+  CHECK(player.chat(ask("other"), r).text == "reply 2 to other");
+  std::filesystem::remove_all(file.parent_path());
+}
+
+TEST_CASE("llm client: a failed call in flight lets the next identical request ask again") {
+  auto file = kmcts::test::fresh_dir("llm-cassette-fail") / "c.jsonl";
+  struct FailOnce : LlmClient {
+    std::atomic<int> calls{0};
+    ChatReply chat(const ChatRequest&, CallRecord&) override {
+      if (++calls == 1) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        LlmError e;
+        e.type = "server_error";
+        e.message = "gone";
+        throw LlmFailure(e);
+      }
+      ChatReply r;
+      r.text = "second";
+      return r;
+    }
+  };
+  auto model = std::make_shared<FailOnce>();
+  CassetteClient recorder(CassetteMode::record, std::make_shared<Cassette>(file), model);
+  // Two identical requests, the second (usually) while the first is in flight: whichever asks
+  // first fails, and the other then asks itself, whatever the order.
+  std::atomic<int> failures{0};
+  std::vector<std::string> got(2);
+  auto call = [&](int i) {
+    CallRecord r;
+    try {
+      got[static_cast<size_t>(i)] = recorder.chat(ask("q"), r).text;
+    } catch (const LlmFailure&) {
+      failures++;
+    }
+  };
+  std::thread first(call, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  call(1);
+  first.join();
+  CHECK(failures.load() == 1);
+  CHECK(got[0] + got[1] == "second");
+  CHECK(model->calls.load() == 2);
+  std::filesystem::remove_all(file.parent_path());
+}
+
 TEST_CASE("llm agents: a whole search through the mock server; token and dollar budgets stop it cleanly") {
   Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space");
   MockLlmServer server(0, rule_answerer(problem));
