@@ -1,5 +1,7 @@
 #include "core/clock.hpp"
 
+#include <time.h>
+
 #include <chrono>
 
 namespace kmcts {
@@ -13,6 +15,12 @@ std::string utc_time(std::time_t t, const char* format) {
 
 std::string utc_now(const char* format) {
   return utc_time(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now()), format);
+}
+
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 }  // namespace kmcts

@@ -1,5 +1,6 @@
 #pragma once
-// Wall-clock times as text, in UTC (run stores, run folder names, grid indexes).
+// Wall-clock times as text, in UTC (run stores, run folder names, grid indexes), and the
+// CPU time of the calling thread.
 #include <ctime>
 #include <string>
 
@@ -12,5 +13,9 @@ std::string utc_time(std::time_t t, const char* format = kIso8601);
 
 /// Now, formatted by strftime's `format`, in UTC (default: 2026-11-30T18:20:05Z).
 std::string utc_now(const char* format = kIso8601);
+
+/// CPU time the calling thread has used, in seconds (its own cost, whatever else the machine
+/// runs). A system call: not for every event of a hot loop.
+double thread_cpu_seconds();
 
 }  // namespace kmcts

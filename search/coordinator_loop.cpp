@@ -1,10 +1,9 @@
 // The coordinator's loop: dispatch work into free slots, apply completions in order.
-#include <time.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/coordinator_state.hpp"
@@ -22,17 +21,6 @@ ProgressState progress_of(const State& s, const VariantGraph& g) {
   if (s.best_node >= 0) p.best_speedup = g.node(s.best_node).speedup, p.best_node = s.best_node;
   return p;
 }
-
-// CPU time of the calling thread: the coordinator's own cost, whatever else the machine runs.
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-}  // namespace
-
-namespace {
 
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_suspend{false};

@@ -6,7 +6,6 @@
 // event a machine charges for that (bench/results/2026-11-30-engine-v6.md).
 #include <pthread.h>
 #include <sched.h>
-#include <time.h>
 
 #include <atomic>
 #include <chrono>
@@ -15,13 +14,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-namespace {
+#include "core/clock.hpp"
 
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
+using kmcts::thread_cpu_seconds;
+
+namespace {
 
 void pin(int cpu) {
   cpu_set_t set;

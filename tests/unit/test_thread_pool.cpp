@@ -1,6 +1,7 @@
 // The agent-call thread pool, the completion queue and the coordinator's dirty set.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
