@@ -1,5 +1,6 @@
 #include "core/clock.hpp"
 
+#include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
@@ -21,6 +22,13 @@ double thread_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+CpuSplit thread_cpu_split() {
+  rusage usage{};
+  getrusage(RUSAGE_THREAD, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return {seconds(usage.ru_utime), seconds(usage.ru_stime)};
 }
 
 }  // namespace kmcts

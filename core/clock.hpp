@@ -18,4 +18,11 @@ std::string utc_now(const char* format = kIso8601);
 /// runs). A system call: not for every event of a hot loop.
 double thread_cpu_seconds();
 
+/// The calling thread's CPU time so far, split into user space and kernel (system calls, and
+/// the wake-ups and context switches they cost), in seconds; the split is the kernel's sampling.
+struct CpuSplit {
+  double user = 0, system = 0;
+};
+CpuSplit thread_cpu_split();
+
 }  // namespace kmcts

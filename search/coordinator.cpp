@@ -51,6 +51,27 @@ KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
              "Plans one Planner call proposes; unused ones are queued on the node for later expansions.")
 
 namespace kmcts {
+
+namespace detail {
+
+NodeRecord node_stats(const NodeRecord& n) {
+  NodeRecord stats;
+  stats.id = n.id;
+  stats.status = n.status;
+  stats.verdict = n.verdict;
+  stats.speedup = n.speedup;
+  stats.median_ns = n.median_ns;
+  stats.reward = n.reward;
+  stats.visits = n.visits;
+  stats.value_sum = n.value_sum;
+  stats.debug_attempts = n.debug_attempts;
+  return stats;
+}
+
+}  // namespace detail
+
+using detail::node_stats;
+
 SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   SearchParts p;
   p.evaluator = make_evaluator(problem, c);
@@ -120,29 +141,6 @@ void Coordinator::State::event(const std::string& kind, nlohmann::json payload) 
   writer.write([e = EventRecord{next_seq(), elapsed(), kind, std::move(payload)}](RunStore& st) { st.append_event(e); });
 }
 
-namespace {
-
-/// Only the fields RunStore::update_node writes: meta and plan (fixed at add_node) are not copied.
-NodeRecord node_stats(const NodeRecord& n) {
-  NodeRecord stats;
-  stats.id = n.id;
-  stats.status = n.status;
-  stats.verdict = n.verdict;
-  stats.speedup = n.speedup;
-  stats.median_ns = n.median_ns;
-  stats.reward = n.reward;
-  stats.visits = n.visits;
-  stats.value_sum = n.value_sum;
-  stats.debug_attempts = n.debug_attempts;
-  return stats;
-}
-
-}  // namespace
-
-void Coordinator::State::update_node(const NodeRecord& n) {
-  writer.write([stats = node_stats(n)](RunStore& st) { st.update_node(stats); });
-}
-
 void Coordinator::State::add_node(const NodeRecord& n) {
   NodeRecord fixed = node_stats(n);
   fixed.hash = n.hash;
@@ -174,27 +172,44 @@ const std::shared_ptr<const nlohmann::json>& Coordinator::State::meta(const Vari
 
 void Coordinator::State::flush(const VariantGraph& g) {
   auto [nodes, edges] = dirty.drain();
-  // One hand-off to the writer for the whole flush, not one per row.
-  std::vector<NodeRecord> stats;
+  // One hand-off to the writer for the whole flush, not one per row, and only the statistics
+  // a search changes after a node's evaluation (which update_node wrote in full).
+  struct Visits {
+    int id, visits;
+    double value_sum;
+    int debug_attempts;
+  };
+  std::vector<Visits> stats;
   stats.reserve(nodes.size());
-  for (int n : nodes) stats.push_back(node_stats(g.node(n)));
+  for (int id : nodes) {
+    const NodeRecord& n = g.node(id);
+    stats.push_back({id, n.visits, n.value_sum, n.debug_attempts});
+  }
   std::vector<std::tuple<int, int, int>> visits;
   visits.reserve(edges.size());
   for (const auto& [parent, child] : edges)
     if (const EdgeRecord* e = g.edge(parent, child)) visits.emplace_back(parent, child, e->visits);
   if (!stats.empty() || !visits.empty())
     writer.write([stats = std::move(stats), visits = std::move(visits)](RunStore& st) {
-      for (const NodeRecord& n : stats) st.update_node(n);
+      for (const Visits& n : stats) st.update_node_visits(n.id, n.visits, n.value_sum, n.debug_attempts);
       for (const auto& [parent, child, count] : visits) st.update_edge_visits(parent, child, count);
     });
   last_flush = elapsed();
 }
 
 void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
+  std::vector<NodeRecord> stats;  // every mutable field, not only the statistics a flush writes
+  stats.reserve(static_cast<size_t>(g.size()));
   for (int n = 0; n < g.size(); ++n) {
-    dirty.node(n);
-    for (int c : g.children(n)) dirty.edge(n, c);
+    stats.push_back(node_stats(g.node(n)));
+    g.for_each_child(n, [this, n](int c, const EdgeRecord&) {
+      dirty.edge(n, c);
+      return true;
+    });
   }
+  writer.write([stats = std::move(stats)](RunStore& st) {
+    for (const NodeRecord& n : stats) st.update_node(n);
+  });
 }
 
 void Coordinator::State::link_plan(const NodeRecord& n, int tree_parent) {

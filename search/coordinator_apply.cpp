@@ -24,32 +24,46 @@ void persist_path(State& s, const std::vector<int>& path, int node) {
   }
 }
 
+namespace {
+
+// An evaluation's job, shared by its compile and its measurement; the EvalDone copies the
+// selection on the worker's thread.
+struct EvalJob {
+  Selection selection;
+  int node;
+  std::shared_ptr<const std::string> source;
+};
+
+void push_failed(State& s, const EvalJob& job, const std::exception& e) {
+  EvalDone done{job.selection, job.node, {}};
+  done.result.verdict = Verdict::infra_error;
+  done.result.message = fmt::format("evaluator error: {}", e.what());
+  s.completions.push(std::move(done));
+}
+
+}  // namespace
+
 // Compile on the compile pool; only a successful build queues for a measurement slot.
-void start_evaluation(State& s, const Selection& sel, int node, std::shared_ptr<const std::string> source, bool count) {
+void start_evaluation(State& s, Selection sel, int node, std::shared_ptr<const std::string> source, bool count) {
   if (count) s.evaluations_started++;
   if (s.replaying) return;
-  auto fail = [&s, sel, node](const std::exception& e) {
-    EvalDone done{sel, node, {}};
-    done.result.verdict = Verdict::infra_error;
-    done.result.message = fmt::format("evaluator error: {}", e.what());
-    s.completions.push(std::move(done));
-  };
-  s.compiles.submit([&s, sel, node, source, fail] {
+  auto job = std::make_shared<const EvalJob>(EvalJob{std::move(sel), node, std::move(source)});
+  s.compiles.submit([&s, job] {
     try {
-      BuildResult built = s.parts.evaluator->build(*source);
+      BuildResult built = s.parts.evaluator->build(*job->source);
       if (!built.ok) {
-        s.completions.push(EvalDone{sel, node, compile_error_result(built)});
+        s.completions.push(EvalDone{job->selection, job->node, compile_error_result(built)});
         return;
       }
-      s.measurements.submit([&s, sel, node, built, fail] {
+      s.measurements.submit([&s, job, built = std::move(built)] {
         try {
-          s.completions.push(EvalDone{sel, node, s.parts.evaluator->measure_built(built)});
+          s.completions.push(EvalDone{job->selection, job->node, s.parts.evaluator->measure_built(built)});
         } catch (const std::exception& e) {
-          fail(e);
+          push_failed(s, *job, e);
         }
       });
     } catch (const std::exception& e) {
-      fail(e);
+      push_failed(s, *job, e);
     }
   });
 }
@@ -87,7 +101,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     DebugContext ctx{&s.problem, s.view(g, sel.node), {}, g.node(sel.node).debug_attempts - 1, rng};
     auto parents = g.tree_path(sel.node);
     ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
-    s.agents.submit([&s, sel, ctx] {
+    s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx)] {
       AgentDone done;
       done.selection = sel;
       try {
@@ -104,10 +118,13 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   std::optional<Plan> plan;
   if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.pop_front();
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
-  for (int c : g.children(sel.node)) ctx.tried.push_back(s.brief_view(g, c));
+  g.for_each_child(sel.node, [&](int c, const EdgeRecord&) {
+    ctx.tried.push_back(s.brief_view(g, c));
+    return true;
+  });
   ctx.known = s.known;
   if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
-  s.agents.submit([&s, sel, ctx = std::move(ctx), plan = std::move(plan)] {
+  s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx), plan = std::move(plan)] {
     AgentDone done;
     done.selection = sel;
     auto t0 = std::chrono::steady_clock::now();
@@ -194,13 +211,15 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   if (d.code.usage.calls > 0 || !d.code.usage.llm_calls.empty())
     usage = d.code.usage.totals(), llm_calls = d.code.usage.llm_calls;
   s.parts.strategy->on_child(g, sel, added.node, added.new_node);
+  const int64_t trial = sel.trial;
+  const int parent = sel.node;
   if (added.new_node) {
-    start_evaluation(s, sel, added.node, s.source_of(added.node));
+    start_evaluation(s, std::move(d.selection), added.node, s.source_of(added.node));  // sel is not read again
   } else {
     s.in_flight--;
     persist_path(s, sel.path, added.node);
   }
-  s.event_lazy("child", [trial = sel.trial, parent = sel.node, added, kind, hash = std::move(d.hash), meta = std::move(d.meta),
+  s.event_lazy("child", [trial, parent, added, kind, hash = std::move(d.hash), meta = std::move(d.meta),
                          plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
                          spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
                          llm_calls = std::move(llm_calls)]() mutable {
@@ -232,15 +251,16 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   }
   State::at_node(s.results, d.node) = result;
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
-  int64_t seq = s.next_seq();
-  s.writer.write([node = d.node, seq, result](RunStore& st) { st.add_evaluation(EvaluationRecord{node, seq, *result}); });
-  s.writer.write([seq, time = s.elapsed(), trial = d.selection.trial, node = d.node, verdict = n.verdict, speedup = n.speedup,
-                  reward = n.reward, message = r.message](RunStore& st) {
+  // One write: the evaluation, its event, and the node's mutable fields (its measurement now,
+  // its visit statistics with the path).
+  s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial = d.selection.trial, stats = node_stats(n),
+                  result = std::move(result)](RunStore& st) {
+    st.add_evaluation(EvaluationRecord{stats.id, seq, *result});
     st.append_event(EventRecord{seq, time, "evaluation",
-                                {{"trial", trial}, {"node", node}, {"verdict", verdict}, {"speedup", speedup},
-                                 {"reward", reward}, {"message", message}}});
+                                {{"trial", trial}, {"node", stats.id}, {"verdict", stats.verdict}, {"speedup", stats.speedup},
+                                 {"reward", stats.reward}, {"message", result->message}}});
+    st.update_node(stats);
   });
-  s.update_node(n);  // its measurement now, its visit statistics with the path
   persist_path(s, d.selection.path, d.node);
 }
 

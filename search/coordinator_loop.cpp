@@ -108,6 +108,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   VariantGraph& g = graph_;
   const bool lockstep = s.settings.deterministic;
   const double cpu_start = thread_cpu_seconds();
+  const CpuSplit split_start = thread_cpu_split();
   // Waiting for completions: how often the queue was empty, how often that put the coordinator
   // to sleep, and the CPU time the waits cost (sleeping and waking up). Each clock read is a
   // system call, so one wait in kWaitSample is timed and stands for the others.
@@ -179,6 +180,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   s.flush(g);
   auto summary = summarize(s, g, status, stop_reason);
   summary["coordinator_cpu_seconds"] = thread_cpu_seconds() - cpu_start;
+  summary["coordinator_system_cpu_seconds"] = thread_cpu_split().system - split_start.system;
   summary["coordinator_sleeps"] = sleeps;
   summary["coordinator_wait_cpu_seconds"] = wait_cpu;
   s.event("finished", {{"status", status}, {"reason", stop_reason}});

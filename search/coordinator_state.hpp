@@ -35,6 +35,9 @@ struct AgentDone {
   std::string known_key;                            // KnownVariants::key_of(code.meta)
 };
 
+/// A copy of the fields RunStore::update_node writes (not meta and plan, fixed at add_node).
+NodeRecord node_stats(const NodeRecord& n);
+
 /// Fills AgentDone's prepared fields from its code and plan (pure: any thread).
 void prepare_child(AgentDone& done);
 
@@ -48,29 +51,43 @@ using Completion = std::variant<AgentDone, EvalDone>;
 
 /// Nodes and edges whose statistics changed since the last flush, each kept once: marking is
 /// O(1) (every event marks its whole path, so most marks repeat), draining is in id order.
+/// An edge is marked in a slot of its child (the first parent marked for it there); only a
+/// child's further parents (transpositions) go to a hash set.
 class DirtySet {
  public:
   void node(int id) {
-    if (node_marked_.size() <= static_cast<size_t>(id)) node_marked_.resize(static_cast<size_t>(id) + 1 + node_marked_.size() / 2);
-    if (!node_marked_[static_cast<size_t>(id)]) node_marked_[static_cast<size_t>(id)] = 1, nodes_.push_back(id);
+    if (!std::exchange(grow(node_marked_, id), 1)) nodes_.push_back(id);
   }
   void edge(int parent, int child) {
-    if (edge_marked_.insert(static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32 | static_cast<uint32_t>(child)).second)
-      edges_.emplace_back(parent, child);
+    int& slot = grow(edge_slot_, child);
+    if (slot == parent + 1) return;
+    if (slot == 0) {
+      slot = parent + 1;
+    } else if (!other_edges_.insert(static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32 | static_cast<uint32_t>(child)).second) {
+      return;
+    }
+    edges_.emplace_back(parent, child);
   }
   /// The marked ids (sorted), then cleared.
   std::pair<std::vector<int>, std::vector<std::pair<int, int>>> drain() {
     for (int id : nodes_) node_marked_[static_cast<size_t>(id)] = 0;
-    edge_marked_.clear();
+    for (const auto& e : edges_) edge_slot_[static_cast<size_t>(e.second)] = 0;
+    other_edges_.clear();
     std::sort(nodes_.begin(), nodes_.end());
     std::sort(edges_.begin(), edges_.end());
     return {std::exchange(nodes_, {}), std::exchange(edges_, {})};
   }
 
  private:
+  template <class T>
+  static T& grow(std::vector<T>& v, int id) {
+    if (v.size() <= static_cast<size_t>(id)) v.resize(static_cast<size_t>(id) + 1 + v.size() / 2);
+    return v[static_cast<size_t>(id)];
+  }
   std::vector<char> node_marked_;
   std::vector<int> nodes_;
-  std::unordered_set<uint64_t> edge_marked_;
+  std::vector<int> edge_slot_;  // by child: 1 + the parent of its marked edge, 0 if none
+  std::unordered_set<uint64_t> other_edges_;
   std::vector<std::pair<int, int>> edges_;
 };
 
@@ -152,16 +169,15 @@ struct Coordinator::State {
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).
   NodeView brief_view(const VariantGraph& g, int id) const;
-  /// Queues a write of the node's mutable fields.
-  void update_node(const NodeRecord& n);
   /// Queues the insert of a node just added (its meta: metas[n.id]) or of an edge; the JSON
   /// fields are shared with the closure and copied into the record on the writer thread.
   void add_node(const NodeRecord& n);
   void add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data);
   const std::shared_ptr<const nlohmann::json>& meta(const VariantGraph& g, int id) const;
-  /// Queues the writes of the dirty nodes and edges.
+  /// Queues the writes of the dirty nodes' visit statistics and the dirty edges' visits.
   void flush(const VariantGraph& g);
-  /// Marks every node and edge dirty (after a resume re-applied a muted event log).
+  /// Queues a write of every node's mutable fields and marks every edge dirty (after a resume
+  /// re-applied a muted event log).
   void mark_all_dirty(const VariantGraph& g);
 };
 
@@ -175,7 +191,7 @@ void add_root(Coordinator::State& s, VariantGraph& g);
 void start_agents(Coordinator::State& s, VariantGraph& g, Selection sel);
 /// Counts an evaluation as started; unless replaying, compiles then measures on the pools.
 /// `count`: false when evaluating again a variant whose measurement was lost (resume).
-void start_evaluation(Coordinator::State& s, const Selection& sel, int node, std::shared_ptr<const std::string> source,
+void start_evaluation(Coordinator::State& s, Selection sel, int node, std::shared_ptr<const std::string> source,
                       bool count = true);
 void apply_agent(Coordinator::State& s, VariantGraph& g, AgentDone& d);
 void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);

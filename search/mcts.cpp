@@ -50,9 +50,7 @@ uint8_t& MctsStrategy::memo(int node) const {
   return memo_state_[node];
 }
 
-bool MctsStrategy::selectable(const VariantGraph& graph, int node) const {
-  if (parts_.keep_selectability && !graph.reaches_cycle(node) && graph.node(node).status == NodeStatus::ok)
-    return static_cast<size_t>(node) < selectable_.size() && selectable_[static_cast<size_t>(node)];
+bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const {
   // Where a cycle can be reached, the answer depends on the order of this search (a node met
   // again while in progress counts as not selectable), so it is made per descent, as always.
   const int state = memo(node);
@@ -194,16 +192,14 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
     refresh(graph, s.node);  // a new child, its expansion over
     return;
   }
-  auto path = s.path;
-  path.push_back(child);
+  const auto& path = ledger_.path_to(s, child, true);
   recompute(graph, path);
   refresh_path(graph, path);  // visits changed along it (progressive widening reads them)
 }
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   ledger_.evaluated(graph, s, node, reward);  // sets the reward, counts the edges walked
-  auto path = s.path;
-  if (path.empty() || path.back() != node) path.push_back(node);
+  const auto& path = ledger_.path_to(s, node);
   recompute(graph, path);
   refresh_path(graph, path);
 }

@@ -46,7 +46,15 @@ class MctsStrategy final : public LedgerStrategy {
   void recompute(VariantGraph& graph, const std::vector<int>& path) const;
 
  private:
-  bool selectable(const VariantGraph& graph, int node) const;
+  /// Whether a descent may enter `node`: the kept flag where it holds, else searched.
+  bool selectable(const VariantGraph& graph, int node) const {
+    if (parts_.keep_selectability && !graph.reaches_cycle(node) && graph.node(node).status == NodeStatus::ok)
+      return static_cast<size_t>(node) < selectable_.size() && selectable_[static_cast<size_t>(node)];
+    return search_selectable(graph, node);
+  }
+  /// Searches below `node` (memoised per descent): for nodes that reach a cycle, and the
+  /// reference the tests hold the kept flags against.
+  bool search_selectable(const VariantGraph& graph, int node) const;
   uint8_t& memo(int node) const;
   /// Recomputes the kept flag of `node` (ok, and room in it or in an ok child's subtree) from
   /// its own state and its children's flags; a change goes on to its parents. Nodes that

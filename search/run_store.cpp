@@ -225,6 +225,14 @@ void RunStore::update_node(const NodeRecord& n) {
   tx.commit();
 }
 
+void RunStore::update_node_visits(int id, int visits, double value_sum, int debug_attempts) {
+  Transaction tx(*this);
+  impl_->update_visits.bind(1, visits).bind(2, value_sum).bind(3, debug_attempts).bind(4, id).run();
+  if (impl_->db.changes() != 1)
+    throw RunError("update of unknown node #" + std::to_string(id) + " in " + impl_->db.file().string());
+  tx.commit();
+}
+
 void RunStore::add_edge(const EdgeRecord& e) {
   Transaction tx(*this);
   auto& st = impl_->insert_edge;

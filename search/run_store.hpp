@@ -65,6 +65,9 @@ class RunStore {
   /// debug_attempts (hash, origin, depth, meta and plan are fixed at add_node). Throws
   /// RunError for an unknown node id.
   void update_node(const NodeRecord& node);
+  /// Updates only what the search's statistics change after the evaluation: visits,
+  /// value_sum and debug_attempts. Throws RunError for an unknown node id.
+  void update_node_visits(int id, int visits, double value_sum, int debug_attempts);
   void add_edge(const EdgeRecord& edge);
   void update_edge_visits(int parent, int child, int visits);
   /// Stores the result with every raw sample; returns the evaluation id (1, 2, ...).

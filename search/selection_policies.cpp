@@ -26,11 +26,19 @@ class Uct final : public ScoringPolicy {
  public:
   explicit Uct(double c) : c_(c) {}
   double score(const ParentStats& parent, const ChildStats& child, CounterRng&) const override {
-    if (child.visits <= 0) return kInf;  // every child once before any twice
-    return child.q + c_ * std::sqrt(std::log(std::max(1.0, parent.visits)) / child.visits);
+    return score(std::log(std::max(1.0, parent.visits)), child);
+  }
+  // The same scores, with the parent's logarithm taken once for all its children.
+  size_t choose(const ParentStats& parent, const std::vector<ChildStats>& children, CounterRng&) const override {
+    const double log_n = std::log(std::max(1.0, parent.visits));
+    return first_best(children, [&](const ChildStats& child) { return score(log_n, child); });
   }
 
  private:
+  double score(double log_n, const ChildStats& child) const {
+    if (child.visits <= 0) return kInf;  // every child once before any twice
+    return child.q + c_ * std::sqrt(log_n / child.visits);
+  }
   double c_;
 };
 
@@ -77,13 +85,7 @@ class EpsilonGreedy final : public SelectionPolicy {
 }  // namespace
 
 size_t ScoringPolicy::choose(const ParentStats& parent, const std::vector<ChildStats>& children, CounterRng& rng) const {
-  size_t best = 0;
-  double best_score = -kInf;
-  for (size_t i = 0; i < children.size(); ++i) {
-    double s = score(parent, children[i], rng);
-    if (i == 0 || s > best_score) best = i, best_score = s;
-  }
-  return best;
+  return first_best(children, [&](const ChildStats& child) { return score(parent, child, rng); });
 }
 
 using P = std::unique_ptr<SelectionPolicy>;

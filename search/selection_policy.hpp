@@ -33,6 +33,19 @@ class ScoringPolicy : public SelectionPolicy {
  public:
   virtual double score(const ParentStats& parent, const ChildStats& child, CounterRng& rng) const = 0;
   size_t choose(const ParentStats& parent, const std::vector<ChildStats>& children, CounterRng& rng) const override;
+
+ protected:
+  /// The index of the highest score(child), each scored once in order; ties go to the first.
+  template <class Score>
+  static size_t first_best(const std::vector<ChildStats>& children, Score score) {
+    size_t best = 0;
+    double best_score = 0;
+    for (size_t i = 0; i < children.size(); ++i) {
+      const double s = score(children[i]);
+      if (i == 0 || s > best_score) best = i, best_score = s;
+    }
+    return best;
+  }
 };
 
 using SelectionPolicyRegistry = Registry<SelectionPolicy, const Config&>;

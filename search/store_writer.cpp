@@ -19,27 +19,22 @@ StoreWriter::~StoreWriter() {
   thread_.join();
 }
 
-void StoreWriter::write(Write w) {
-  if (muted_) return;
-  {
-    std::lock_guard lock(mutex_);
-    if (error_) return;
-    queue_.push_back(Item{std::move(w)});
-    ++queued_;
-  }
-  // No wake-up: the writer acts at batch ends (one hand-off per batch, not per write).
-}
-
 void StoreWriter::end_batch() {
   if (muted_) return;
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
-    if (error_ || batch_closed()) return;  // already closed
+    if (error_) {
+      batch_.clear();  // dropped: a write failed
+      return;
+    }
+    if (batch_.empty()) return;  // nothing since the last end: nothing to close
+    for (Write& w : batch_) queue_.push_back(Item{std::move(w)});
     queue_.push_back(Item{});
-    ++queued_;
+    queued_ += batch_.size() + 1;
     wake = flush_s_ <= 0 || queue_.size() >= kWakeItems;
   }
+  batch_.clear();
   if (wake) wake_.notify_one();
 }
 

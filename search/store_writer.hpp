@@ -12,6 +12,10 @@
 // most flush_s seconds (plus the writer's backlog) behind; `kmcts resume` redoes the rest.
 // A write that throws undoes its own batch only; the error is kept, later writes are
 // dropped, and check() or sync() rethrow it on the coordinator's thread.
+//
+// A batch's writes wait on the coordinator's side until its end, and go to the writer under
+// one lock (not one lock per write); a batch never closed is never written, as it would be
+// undone anyway.
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -19,6 +23,7 @@
 #include <functional>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "search/run_store.hpp"
 
@@ -36,9 +41,11 @@ class StoreWriter {
   StoreWriter(const StoreWriter&) = delete;
   StoreWriter& operator=(const StoreWriter&) = delete;
 
-  /// Queues one write. Dropped while muted, or after a write failed.
-  void write(Write w);
-  /// Closes the current batch: the writer may commit after it.
+  /// Adds one write to the current batch. Dropped while muted, or after a write failed.
+  void write(Write w) {
+    if (!muted_) batch_.push_back(std::move(w));
+  }
+  /// Closes the current batch and hands it to the writer, which may commit after it.
   void end_batch();
   /// While muted, writes are dropped as they are queued (resume re-applies stored events).
   void set_muted(bool muted) { muted_ = muted; }
@@ -61,7 +68,8 @@ class StoreWriter {
 
   RunStore& store_;
   const double flush_s_;
-  bool muted_ = false;  // coordinator thread only
+  bool muted_ = false;        // coordinator thread only
+  std::vector<Write> batch_;  // the current batch's writes (coordinator thread only)
   std::mutex mutex_;
   std::condition_variable wake_, idle_;
   std::deque<Item> queue_;

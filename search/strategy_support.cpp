@@ -58,6 +58,12 @@ void JobLedger::note_attempt_over(const Selection& s, bool exhausted) {
   if (exhausted || expansion_attempts_.get(s.node) >= max_expansion_attempts_) closed_.at(s.node) = 1;
 }
 
+const std::vector<int>& JobLedger::path_to(const Selection& s, int node, bool always) {
+  path_.assign(s.path.begin(), s.path.end());
+  if (always || path_.empty() || path_.back() != node) path_.push_back(node);
+  return path_;
+}
+
 void JobLedger::expansion_failed(const Selection& s, bool exhausted) {
   note_attempt_over(s, exhausted);
   finish(s);
@@ -75,17 +81,13 @@ void JobLedger::child(VariantGraph& graph, const Selection& s, int child, bool a
   }
   // A transposition: the child's known reward is one more sample along this path.
   const NodeRecord& existing = graph.node(child);
-  auto path = s.path;
-  path.push_back(child);
-  if (existing.status != NodeStatus::pending) backup_mean(graph, path, existing.reward);
+  if (existing.status != NodeStatus::pending) backup_mean(graph, path_to(s, child, true), existing.reward);
   finish(s);
 }
 
 void JobLedger::evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
-  auto path = s.path;
-  if (path.empty() || path.back() != node) path.push_back(node);
   graph.node(node).reward = reward;
-  backup_mean(graph, path, reward);
+  backup_mean(graph, path_to(s, node), reward);
   if (!s.path.empty()) {  // the root's evaluation is no job of ours
     finish(s);
     pending_visits_.at(node)--;

@@ -63,6 +63,10 @@ class JobLedger {
   /// Jobs handed out and not yet finished (an agent call, or its child's evaluation).
   int jobs_in_flight() const { return jobs_in_flight_; }
   bool debug_waiting() const { return !debug_queue_.empty(); }
+  /// The job's path with `node` appended (unless it ends there and not `always`: a child
+  /// equal to its parent is a self-loop, walked twice), in a buffer reused by every call
+  /// (valid until the next one).
+  const std::vector<int>& path_to(const Selection& s, int node, bool always = false);
 
  private:
   void start(const Selection& s);
@@ -77,6 +81,7 @@ class JobLedger {
   NodeCounts expansion_attempts_;
   NodeCounts closed_;              // 1: no more plans here
   std::deque<int> debug_queue_;
+  std::vector<int> path_;  // path_to()'s buffer
 };
 
 /// A strategy whose outcomes are all bookkeeping: it forwards the coordinator's on_* calls to

@@ -5,10 +5,7 @@
 
 namespace kmcts {
 
-VariantGraph::Storage::vertex_descriptor VariantGraph::vertex(int id) const {
-  if (id < 0 || id >= size()) throw std::out_of_range("no node " + std::to_string(id));
-  return static_cast<Storage::vertex_descriptor>(id);
-}
+void VariantGraph::no_node(int id) { throw std::out_of_range("no node " + std::to_string(id)); }
 
 int VariantGraph::add_root(NodeRecord root) {
   if (size() != 0) throw std::logic_error("the graph already has a root");

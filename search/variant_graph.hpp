@@ -71,7 +71,11 @@ class VariantGraph {
   const Storage& storage() const { return g_; }
 
  private:
-  Storage::vertex_descriptor vertex(int id) const;
+  Storage::vertex_descriptor vertex(int id) const {  // inline: every node and edge access checks it
+    if (id < 0 || id >= size()) no_node(id);
+    return static_cast<Storage::vertex_descriptor>(id);
+  }
+  [[noreturn]] static void no_node(int id);  // throws std::out_of_range
   /// Marks `id` and every node that reaches it (each once: marks are never taken back).
   void mark_reaches_cycle(int id);
   std::unordered_map<std::string, int> by_hash_;

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
             fmt::format("Synthetic evaluator (instant), rule agents, search.workers={}, budget N evaluations on a 16.7M-point "
                         "space (bench/engine/large_space); one event = one row of the run store's events table. Coordinator "
                         "CPU: CPU time of the coordinator thread over the run's events (its own cost, whatever else the "
-                        "machine runs); the wall columns divide each tenth of the run's events by the time it took "
+                        "machine runs), of it waiting for completions, the rest (handling), and the part of either spent in the kernel "
+                        "(system calls: waking agent and pool threads, sleeping and waking); the wall columns divide each tenth of the run's events by the time it took "
                         "(the whole pipeline, agents and thread hand-offs included). Extra settings: {}.\n\n", scaling.workers,
                         scaling.settings.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(scaling.settings, " "))) +
             s["table"].get<std::string>() + "\n" + s["growth"].get<std::string>() + "\n";

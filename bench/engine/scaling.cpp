@@ -23,6 +23,7 @@ struct Row {
   double wall_s = 0;
   double coordinator_cpu_s = 0;  // CPU time of the coordinator thread (its own cost)
   double coordinator_wait_s = 0;  // of it, waiting for completions (polling, sleeps, wake-ups)
+  double coordinator_system_s = 0;  // of it, in the kernel (hand-offs: futex wake and wait, context switches)
   long coordinator_sleeps = 0;   // waits for a completion that went to sleep (each costs a wake-up)
   int max_depth = 0;             // deepest node: selection and backup walk paths this long
   std::string stop;
@@ -49,6 +50,7 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   row.stop = summary.value("message", "");
   row.coordinator_cpu_s = summary.value("coordinator_cpu_seconds", 0.0);
   row.coordinator_sleeps = summary.value("coordinator_sleeps", 0L);
+  row.coordinator_system_s = summary.value("coordinator_system_cpu_seconds", 0.0);
   row.coordinator_wait_s = summary.value("coordinator_wait_cpu_seconds", 0.0);
   auto store = RunStore::open(r.run_dir);
   for (const auto& n : store->nodes()) row.max_depth = std::max(row.max_depth, n.depth);
@@ -70,8 +72,8 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
 nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch) {
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
-      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | coordinator sleeps/event | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | of it in the kernel | coordinator sleeps/event | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (int n : options.nodes) {
     fmt::print(stderr, "scaling: N = {} ...\n", n);
     Row row = run_one(options, scratch, n);
@@ -80,12 +82,13 @@ nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch
     const double cpu = 1e6 * row.coordinator_cpu_s / std::max(1, row.events);
     const double sleeps = static_cast<double>(row.coordinator_sleeps) / std::max(1, row.events);
     const double wait = 1e6 * row.coordinator_wait_s / std::max(1, row.events);
-    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
-                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, sleeps, all, first, row.us_per_event[5], last, last / first,
+    const double kernel = 1e6 * row.coordinator_system_s / std::max(1, row.events);
+    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
+                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, kernel, sleeps, all, first, row.us_per_event[5], last, last / first,
                          row.stop.empty() ? "budget" : row.stop);
     rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
                     {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"coordinator_sleeps_per_event", sleeps}, {"coordinator_wait_cpu_us_per_event", wait},
-                    {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
+                    {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"coordinator_system_cpu_us_per_event", kernel}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
                     {"stop", row.stop}});
   }
   // Growth: the cost of an event late in the run against the graph size it ran at.

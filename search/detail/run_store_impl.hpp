@@ -39,6 +39,7 @@ struct RunStore::Impl {
     insert_edge = db.prepare(
         "INSERT INTO edges (parent, child, kind, plan, plan_data, transposition, visits, seq) "
         "VALUES (?,?,?,?,?,?,?,?)");
+    update_visits = db.prepare("UPDATE nodes SET visits=?, value_sum=?, debug_attempts=? WHERE id=?");
     update_edge = db.prepare("UPDATE edges SET visits=? WHERE parent=? AND child=?");
     insert_evaluation = db.prepare(
         "INSERT INTO evaluations (node, seq, verdict, message, speedup, compile_seconds, "
@@ -55,7 +56,7 @@ struct RunStore::Impl {
   std::filesystem::path dir;
   detail::Database db;
   int depth = 0;  // open savepoints
-  detail::Statement insert_node, update_node, insert_edge, update_edge, insert_evaluation,
+  detail::Statement insert_node, update_node, update_visits, insert_edge, update_edge, insert_evaluation,
       insert_event, savepoint, release, rollback_to;
 };
 

@@ -112,10 +112,11 @@ TEST_CASE("dirty set: each node and edge once, a child's second parent too, drai
   d.node(5), d.node(2), d.node(5);
   d.edge(2, 5), d.edge(2, 5);
   d.edge(7, 5), d.edge(7, 5);  // a second parent of 5 (a transposition)
+  d.edge(9, 5), d.edge(2, 5), d.edge(9, 5);  // and a third
   d.edge(0, 2);
   auto [nodes, edges] = d.drain();
   CHECK(nodes == std::vector<int>{2, 5});
-  CHECK(edges == std::vector<std::pair<int, int>>{{0, 2}, {2, 5}, {7, 5}});
+  CHECK(edges == std::vector<std::pair<int, int>>{{0, 2}, {2, 5}, {7, 5}, {9, 5}});
   auto [none, no_edges] = d.drain();
   CHECK(none.empty());
   CHECK(no_edges.empty());
