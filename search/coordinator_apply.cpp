@@ -34,11 +34,15 @@ struct EvalJob {
   std::shared_ptr<const std::string> source;
 };
 
+void push_result(State& s, const EvalJob& job, EvalResult result) {
+  s.completions.push(std::make_unique<EvalDone>(EvalDone{job.selection, job.node, std::make_shared<const EvalResult>(std::move(result))}));
+}
+
 void push_failed(State& s, const EvalJob& job, const std::exception& e) {
-  EvalDone done{job.selection, job.node, {}};
-  done.result.verdict = Verdict::infra_error;
-  done.result.message = fmt::format("evaluator error: {}", e.what());
-  s.completions.push(std::move(done));
+  EvalResult result;
+  result.verdict = Verdict::infra_error;
+  result.message = fmt::format("evaluator error: {}", e.what());
+  push_result(s, job, std::move(result));
 }
 
 }  // namespace
@@ -52,12 +56,12 @@ void start_evaluation(State& s, Selection sel, int node, std::shared_ptr<const s
     try {
       BuildResult built = s.parts.evaluator->build(*job->source);
       if (!built.ok) {
-        s.completions.push(EvalDone{job->selection, job->node, compile_error_result(built)});
+        push_result(s, *job, compile_error_result(built));
         return;
       }
       s.measurements.submit([&s, job, built = std::move(built)] {
         try {
-          s.completions.push(EvalDone{job->selection, job->node, s.parts.evaluator->measure_built(built)});
+          push_result(s, *job, s.parts.evaluator->measure_built(built));
         } catch (const std::exception& e) {
           push_failed(s, *job, e);
         }
@@ -102,7 +106,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     auto parents = g.tree_path(sel.node);
     ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
     s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx)] {
-      AgentDone done;
+      auto owned = std::make_unique<AgentDone>();
+      AgentDone& done = *owned;
       done.selection = sel;
       try {
         done.code = s.parts.debugger->repair(ctx);
@@ -111,7 +116,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
       } catch (const std::exception& e) {
         done.error = e.what();
       }
-      s.completions.push(std::move(done));
+      s.completions.push(std::move(owned));
     });
     return;
   }
@@ -125,7 +130,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   ctx.known = s.known;
   if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
   s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx), plan = std::move(plan)] {
-    AgentDone done;
+    auto owned = std::make_unique<AgentDone>();
+    AgentDone& done = *owned;
     done.selection = sel;
     auto t0 = std::chrono::steady_clock::now();
     try {
@@ -153,7 +159,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
       done.error = e.what();
     }
     done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    s.completions.push(std::move(done));
+    s.completions.push(std::move(owned));
   });
 }
 
@@ -237,7 +243,7 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
   s.in_flight--;
   s.evaluations_done++;
   // Shared by the views and the store write (which copies it into its record on the writer thread).
-  auto result = std::make_shared<const EvalResult>(std::move(d.result));
+  std::shared_ptr<const EvalResult> result = std::move(d.result);
   const EvalResult& r = *result;
   NodeRecord& n = g.node(d.node);
   n.status = r.ok() ? NodeStatus::ok : NodeStatus::failed;

@@ -67,7 +67,7 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
 }
 
 int64_t trial_of(const detail::Completion& c) {
-  return std::visit([](const auto& done) { return done.selection.trial; }, c);
+  return std::visit([](const auto& done) { return done->selection.trial; }, c);
 }
 
 // The first budget reached stops the search (the evaluation budget is enforced at dispatch).
@@ -146,8 +146,8 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     if (g_suspend.load()) return suspend(s, g);  // what came with the suspension is not applied
     if (completion) {
       auto apply = [&s, &g](detail::Completion& c) {
-        if (auto* a = std::get_if<AgentDone>(&c)) apply_agent(s, g, *a);
-        if (auto* e = std::get_if<EvalDone>(&c)) apply_evaluation(s, g, *e);
+        if (auto* a = std::get_if<std::unique_ptr<AgentDone>>(&c)) apply_agent(s, g, **a);
+        if (auto* e = std::get_if<std::unique_ptr<EvalDone>>(&c)) apply_evaluation(s, g, **e);
       };
       if (lockstep) held.push_back(std::move(*completion));
       // Lockstep applies once every outstanding job has reported, in request order; otherwise

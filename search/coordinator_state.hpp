@@ -44,10 +44,12 @@ void prepare_child(AgentDone& done);
 struct EvalDone {
   Selection selection;
   int node = -1;
-  EvalResult result;
+  std::shared_ptr<const EvalResult> result;  // made on the worker's thread, shared by views and store
 };
 
-using Completion = std::variant<AgentDone, EvalDone>;
+/// A finished job. On the heap, made by the thread that ran it: the coordinator moves a
+/// pointer, not a few hundred bytes another core just wrote.
+using Completion = std::variant<std::unique_ptr<AgentDone>, std::unique_ptr<EvalDone>>;
 
 /// Nodes and edges whose statistics changed since the last flush, each kept once: marking is
 /// O(1) (every event marks its whole path, so most marks repeat), draining is in id order.

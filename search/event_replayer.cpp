@@ -61,7 +61,7 @@ std::string EventReplayer::apply(const EventRecord& e) {
     if (it == evaluations_.end()) return "no stored evaluation has this event's sequence number";
     int64_t trial = p.value("trial", int64_t{0});
     detail::EvalDone d{trial == 0 ? Selection{Selection::Kind::expand, -1, {}, 0} : selections_.at(trial),
-                       p.at("node").get<int>(), it->second};
+                       p.at("node").get<int>(), std::make_shared<const EvalResult>(std::move(it->second))};
     detail::apply_evaluation(s, g_, d);
   } else if (e.kind == "resumed") {
     s.event("resumed", p);  // keeps the sequence numbers of what follows
