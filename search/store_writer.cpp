@@ -20,7 +20,7 @@ StoreWriter::~StoreWriter() {
 }
 
 void StoreWriter::end_batch() {
-  if (muted_) return;
+  if (muted_ || batch_.empty()) return;  // nothing since the last end: nothing to close
   bool wake = false;
   {
     std::lock_guard lock(mutex_);
@@ -28,7 +28,6 @@ void StoreWriter::end_batch() {
       batch_.clear();  // dropped: a write failed
       return;
     }
-    if (batch_.empty()) return;  // nothing since the last end: nothing to close
     for (Write& w : batch_) queue_.push_back(Item{std::move(w)});
     queue_.push_back(Item{});
     queued_ += batch_.size() + 1;
@@ -48,6 +47,7 @@ void StoreWriter::sync() {
 }
 
 void StoreWriter::check() {
+  if (!failed_.load(std::memory_order_acquire)) return;  // no lock on the coordinator's every step
   std::lock_guard lock(mutex_);
   if (error_) std::rethrow_exception(error_);
 }
@@ -115,7 +115,7 @@ void StoreWriter::run() {
     }
 
     lock.lock();
-    if (failed && !error_) error_ = failed;
+    if (failed && !error_) error_ = failed, failed_.store(true, std::memory_order_release);
     if (failed) queue_.clear();
     if (!group) committed_ = done;
     idle_.notify_all();

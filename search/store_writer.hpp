@@ -16,6 +16,7 @@
 // A batch's writes wait on the coordinator's side until its end, and go to the writer under
 // one lock (not one lock per write); a batch never closed is never written, as it would be
 // undone anyway.
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -77,6 +78,7 @@ class StoreWriter {
   uint64_t queued_ = 0, committed_ = 0;  // items handed over / applied and committed
   uint64_t sync_target_ = 0;             // a sync() waits until committed_ reaches it
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};  // error_ is set (read by check() without the lock)
   std::thread thread_;
 };
 

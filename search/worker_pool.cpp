@@ -9,19 +9,14 @@ WorkerPool::WorkerPool(std::string name, int slots)
     : name_(std::move(name)), slots_(std::max(1, slots)), arena_(slots_, /*reserved_for_masters=*/0) {}
 
 WorkerPool::~WorkerPool() {
-  std::unique_lock lock(mutex_);
-  idle_.wait(lock, [this] { return outstanding_ == 0; });
+  for (int n = outstanding_->load(); n != 0; n = outstanding_->load()) outstanding_->wait(n);
 }
 
 void WorkerPool::submit(std::function<void()> job) {
-  {
-    std::lock_guard lock(mutex_);
-    ++outstanding_;
-  }
-  arena_.enqueue([this, job = std::move(job)] {
+  outstanding_->fetch_add(1);
+  arena_.enqueue([count = outstanding_, job = std::move(job)] {
     job();
-    std::lock_guard lock(mutex_);
-    if (--outstanding_ == 0) idle_.notify_all();
+    if (count->fetch_sub(1) == 1) count->notify_all();
   });
 }
 

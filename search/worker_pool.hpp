@@ -5,9 +5,8 @@
 // only as many bodies run as TBB has threads) and reserves no arena slot for an external
 // thread: task_arena(N) alone keeps one of its N slots for a master that never joins,
 // which would run only N-1 jobs at once.
-#include <condition_variable>
+#include <atomic>
 #include <functional>
-#include <mutex>
 #include <memory>
 #include <string>
 
@@ -34,9 +33,10 @@ class WorkerPool {
   std::string name_;
   int slots_;
   tbb::task_arena arena_;
-  std::mutex mutex_;
-  std::condition_variable idle_;
-  int outstanding_ = 0;
+  // Jobs submitted and not finished, counted without a lock so that a submit and a job's end
+  // never contend. Each job holds the counter, so its last touch of it (the notify that wakes
+  // the destructor) never outlives it.
+  std::shared_ptr<std::atomic<int>> outstanding_ = std::make_shared<std::atomic<int>>(0);
 };
 
 /// Keeps TBB's thread limit at least `threads` while alive (one per pool slot, summed over
