@@ -64,7 +64,7 @@ void StoreWriter::run() {
   while (true) {
     // Woken early only for these (see the header). Otherwise the writer comes by when a commit
     // is due and there is something to commit or take; with nothing, once per flush_s, and
-    // takes what was queued meanwhile (a batch not yet closed too: it stays open until its end).
+    // takes what was queued meanwhile (whole batches: a batch reaches the queue at its end).
     auto urgent = [&] {
       return stopping_ || sync_target_ > committed_ || queue_.size() >= kWakeItems || (flush_s_ <= 0 && batch_closed());
     };

@@ -134,6 +134,9 @@ TEST_CASE("run store: create and reopen round-trips every record kind") {
     update.meta["params"]["UNROLL"] = 4;  // meta is fixed at add_node: not written
     store->update_node(update);
     store->update_edge_visits(0, 1, 17);
+    // A flush's write: the statistics only (the status written above stays).
+    nodes[2].visits = 11, nodes[2].value_sum = 3.25, nodes[2].debug_attempts = 1;
+    store->update_node_visits(2, 11, 3.25, 1);
     CHECK(store->status() == "running");
     CHECK_FALSE(store->summary().has_value());
   }
@@ -265,6 +268,7 @@ TEST_CASE("run store: SQLite errors are RunErrors naming the store") {
   CHECK(msg.find((tmp.path / "run.sqlite").string()) != std::string::npos);
   CHECK_THROWS_AS(store->update_node(node(5, NodeStatus::ok, 1.0)), RunError);
   CHECK_THROWS_AS(store->update_edge_visits(0, 1, 3), RunError);
+  CHECK_THROWS_AS(store->update_node_visits(5, 1, 0.5, 0), RunError);
 }
 
 TEST_CASE("run store: finish writes summary.json and the run's status") {
