@@ -121,7 +121,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     return;
   }
   std::optional<Plan> plan;
-  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.pop_front();
+  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.erase(queue.begin());
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   g.for_each_child(sel.node, [&](int c, const EdgeRecord&) {
     ctx.tried.push_back(s.brief_view(g, c));
