@@ -197,7 +197,7 @@ void Coordinator::State::flush(const VariantGraph& g) {
   last_flush = elapsed();
 }
 
-void Coordinator::State::mark_all_dirty(const VariantGraph& g) {
+void Coordinator::State::rewrite_all(const VariantGraph& g) {
   std::vector<NodeRecord> stats;  // every mutable field, not only the statistics a flush writes
   stats.reserve(static_cast<size_t>(g.size()));
   for (int n = 0; n < g.size(); ++n) {

@@ -50,6 +50,14 @@ struct EvalDone {
 /// pointer, not a few hundred bytes another core just wrote.
 using Completion = std::variant<std::unique_ptr<AgentDone>, std::unique_ptr<EvalDone>>;
 
+/// v[id], growing v (by half again, zero-filled) when id is past its end: the per-node
+/// vectors of the coordinator are dense, since node ids are 0, 1, 2, ...
+template <class T>
+T& dense_at(std::vector<T>& v, int id) {
+  if (v.size() <= static_cast<size_t>(id)) v.resize(static_cast<size_t>(id) + 1 + v.size() / 2);
+  return v[static_cast<size_t>(id)];
+}
+
 /// Nodes and edges whose statistics changed since the last flush, each kept once: marking is
 /// O(1) (every event marks its whole path, so most marks repeat), draining is in id order.
 /// An edge is marked in a slot of its child (the first parent marked for it there); only a
@@ -57,10 +65,10 @@ using Completion = std::variant<std::unique_ptr<AgentDone>, std::unique_ptr<Eval
 class DirtySet {
  public:
   void node(int id) {
-    if (!std::exchange(grow(node_marked_, id), 1)) nodes_.push_back(id);
+    if (!std::exchange(dense_at(node_marked_, id), 1)) nodes_.push_back(id);
   }
   void edge(int parent, int child) {
-    int& slot = grow(edge_slot_, child);
+    int& slot = dense_at(edge_slot_, child);
     if (slot == parent + 1) return;
     if (slot == 0) {
       slot = parent + 1;
@@ -80,11 +88,6 @@ class DirtySet {
   }
 
  private:
-  template <class T>
-  static T& grow(std::vector<T>& v, int id) {
-    if (v.size() <= static_cast<size_t>(id)) v.resize(static_cast<size_t>(id) + 1 + v.size() / 2);
-    return v[static_cast<size_t>(id)];
-  }
   std::vector<char> node_marked_;
   std::vector<int> nodes_;
   std::vector<int> edge_slot_;  // by child: 1 + the parent of its marked edge, 0 if none
@@ -129,8 +132,7 @@ struct Coordinator::State {
   mutable std::vector<std::shared_ptr<const nlohmann::json>> metas;
   template <class T>
   static T& at_node(std::vector<T>& v, int node) {
-    if (v.size() <= static_cast<size_t>(node)) v.resize(static_cast<size_t>(node) + 1 + v.size() / 2);
-    return v[static_cast<size_t>(node)];
+    return detail::dense_at(v, node);
   }
   const std::shared_ptr<const std::string>& source_of(int node) const { return sources.at(static_cast<size_t>(node)); }
   std::shared_ptr<const EvalResult> result_of(int node) const {
@@ -181,7 +183,7 @@ struct Coordinator::State {
   void flush(const VariantGraph& g);
   /// Queues a write of every node's mutable fields and marks every edge dirty (after a resume
   /// re-applied a muted event log).
-  void mark_all_dirty(const VariantGraph& g);
+  void rewrite_all(const VariantGraph& g);
 };
 
 }  // namespace kmcts

@@ -16,7 +16,7 @@ NodeStatus node_status_from_string(const std::string& s);
 
 struct NodeRecord {
   // The fields a descent and a backup read come first, together: a 10^5-node graph does not
-  // stay in cache, and each child a descent looks at then costs one cache line, not three.
+  // stay in cache, and each child a descent looks at then costs fewer cache lines.
   int id = -1;               // 0 is the seed kernel (the root)
   NodeStatus status = NodeStatus::pending;
   int visits = 0;            // MCTS node visits (backups through it)

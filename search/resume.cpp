@@ -26,7 +26,7 @@ nlohmann::json Coordinator::resume() {
   }
   s.writer.set_muted(false);
   s.replaying = false;
-  s.mark_all_dirty(g);  // the stored statistics may predate the last recorded events
+  s.rewrite_all(g);  // the stored statistics may predate the last recorded events
   s.flush(g);
   auto open_trials = replayer.open_agent_trials();
   std::vector<int> lost;  // variants created whose measurement never came back
