@@ -55,17 +55,10 @@ namespace kmcts {
 namespace detail {
 
 NodeRecord node_stats(const NodeRecord& n) {
-  NodeRecord stats;
-  stats.id = n.id;
-  stats.status = n.status;
-  stats.verdict = n.verdict;
-  stats.speedup = n.speedup;
-  stats.median_ns = n.median_ns;
-  stats.reward = n.reward;
-  stats.visits = n.visits;
-  stats.value_sum = n.value_sum;
-  stats.debug_attempts = n.debug_attempts;
-  return stats;
+  // Designated: a meta left to its default would allocate an empty JSON object.
+  return NodeRecord{.id = n.id, .status = n.status, .visits = n.visits, .debug_attempts = n.debug_attempts,
+                    .value_sum = n.value_sum, .reward = n.reward, .speedup = n.speedup, .median_ns = n.median_ns,
+                    .verdict = n.verdict, .meta = nlohmann::json()};
 }
 
 }  // namespace detail
@@ -155,9 +148,8 @@ void Coordinator::State::add_node(const NodeRecord& n) {
 }
 
 void Coordinator::State::add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data) {
-  EdgeRecord fixed;  // every field but plan_data
-  std::tie(fixed.parent, fixed.child, fixed.kind, fixed.plan, fixed.prior, fixed.transposition, fixed.visits, fixed.seq) =
-      std::tie(e.parent, e.child, e.kind, e.plan, e.prior, e.transposition, e.visits, e.seq);
+  EdgeRecord fixed{.parent = e.parent, .child = e.child, .kind = e.kind, .visits = e.visits, .prior = e.prior,
+                   .transposition = e.transposition, .plan = e.plan, .plan_data = nlohmann::json(), .seq = e.seq};  // plan_data: below
   writer.write([e = std::move(fixed), plan_data = std::move(plan_data)](RunStore& st) mutable {
     e.plan_data = *plan_data;
     st.add_edge(e);
@@ -217,13 +209,15 @@ void Coordinator::State::link_plan(const NodeRecord& n, int tree_parent) {
   at_node(plan_links, n.id) = n.plan.empty() ? above : std::make_shared<const PlanLink>(PlanLink{above, n.plan});
 }
 
+using detail::borrow;
+
 NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   NodeView v;
   v.id = id;
-  v.source_text = source_of(id);
-  v.meta_json = meta(g, id);
-  v.result = result_of(id);
-  v.plan_link = plan_links.at(static_cast<size_t>(id));
+  v.source_text = borrow(source_of(id));
+  v.meta_json = borrow(meta(g, id));
+  if (static_cast<size_t>(id) < results.size()) v.result = borrow(results[static_cast<size_t>(id)]);
+  v.plan_link = borrow(plan_links.at(static_cast<size_t>(id)));
   return v;
 }
 
@@ -231,9 +225,9 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   const NodeRecord& n = g.node(id);
   NodeView v;
   v.id = id;
-  v.meta_json = meta(g, id);
-  v.result = result_of(id);
-  if (!n.plan.empty()) v.plan_link = plan_links.at(static_cast<size_t>(id));  // its plan is the one that made it
+  v.meta_json = borrow(meta(g, id));
+  if (static_cast<size_t>(id) < results.size()) v.result = borrow(results[static_cast<size_t>(id)]);
+  if (!n.plan.empty()) v.plan_link = borrow(plan_links.at(static_cast<size_t>(id)));  // its plan is the one that made it
   return v;
 }
 

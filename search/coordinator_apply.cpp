@@ -127,7 +127,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     ctx.tried.push_back(s.brief_view(g, c));
     return true;
   });
-  ctx.known = s.known;
+  ctx.known = borrow(s.known);
   if (s.best_node >= 0 && s.best_node != sel.node) ctx.best = s.view(g, s.best_node);
   s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx), plan = std::move(plan)] {
     auto owned = std::make_unique<AgentDone>();
@@ -190,18 +190,12 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   if (!d.prepared) prepare_child(d);  // a replay: no agent thread did
   // The JSON fields move into the graph; the views, the event and the store share copies the
   // agent's thread made (d is not read again).
-  NodeRecord child;
-  child.hash = d.hash;
-  child.origin = kind;
-  child.meta = std::move(d.code.meta);
-  child.plan = d.plan.text;
-  child.created_seq = s.seq + 1;
-  EdgeRecord edge;
-  edge.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
-  edge.plan = d.plan.text;
-  edge.plan_data = std::move(d.plan.data);
-  edge.prior = prior_of_plan_data(edge.plan_data);
-  edge.seq = s.seq + 1;
+  NodeRecord child{.hash = d.hash, .origin = kind, .meta = std::move(d.code.meta), .plan = d.plan.text, .created_seq = s.seq + 1};
+  EdgeRecord edge{.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand,
+                  .prior = prior_of_plan_data(d.plan.data),
+                  .plan = d.plan.text,
+                  .plan_data = std::move(d.plan.data),
+                  .seq = s.seq + 1};
   VariantGraph::Added added = g.add_child(sel.node, std::move(child), std::move(edge));
   if (added.new_node) {
     s.known->add_key(std::move(d.known_key));
@@ -255,7 +249,9 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
     s.failures++;
     s.failures_by_verdict[n.verdict]++;
   }
-  State::at_node(s.results, d.node) = result;
+  auto& slot = State::at_node(s.results, d.node);
+  if (slot) s.retired_results.push_back(std::move(slot));  // views may still borrow it (not seen: a node is measured once)
+  slot = result;
   s.parts.strategy->on_evaluated(g, d.selection, d.node, s.parts.reward->of(r));
   // One write: the evaluation, its event, and the node's mutable fields (its measurement now,
   // its visit statistics with the path).

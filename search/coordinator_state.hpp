@@ -50,6 +50,13 @@ struct EvalDone {
 /// pointer, not a few hundred bytes another core just wrote.
 using Completion = std::variant<std::unique_ptr<AgentDone>, std::unique_ptr<EvalDone>>;
 
+/// A pointer to what `owner` holds that owns nothing: copies of it touch no reference count.
+/// For what the coordinator's State owns, which outlives every job (see State::view()).
+template <class T>
+std::shared_ptr<const T> borrow(const std::shared_ptr<T>& owner) {
+  return std::shared_ptr<const T>(std::shared_ptr<const T>(), owner.get());
+}
+
 /// v[id], growing v (by half again, zero-filled) when id is past its end: the per-node
 /// vectors of the coordinator are dense, since node ids are 0, 1, 2, ...
 template <class T>
@@ -107,21 +114,15 @@ struct Coordinator::State {
   SearchParts parts;
   RunStore& store;        // read directly; written only through `writer`
   StoreWriter writer;     // the run store's writer thread (declared after store)
-  // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
-  // measurements (one per device); a compile never holds a measurement slot.
   // Declared before the pools, so it outlives the jobs they finish when a search unwinds.
   CompletionQueue<detail::Completion> completions;
-  ThreadBudget threads;
-  ThreadPool agents;   // dedicated threads: agent calls mostly wait, and must not hold TBB's
-  // Measurements before compiles: pools are destroyed in reverse, each waiting for its jobs,
-  // and a finishing compile job may still hand its build to the measurement pool.
-  WorkerPool measurements;
-  WorkerPool compiles;
-
-  std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();  // read by agents
+  // What agent calls read borrows these (see view()): declared before the pools, they
+  // outlive every job, and an entry once set is never replaced.
+  std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();
   // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
   std::vector<std::shared_ptr<const std::string>> sources;  // its source (shared with views and jobs)
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured
+  std::vector<std::shared_ptr<const EvalResult>> retired_results;  // replaced in `results`, still borrowed
   // Plans proposed for it, not yet used, oldest first (a few: a vector, which allocates
   // nothing until used, where a deque allocates two blocks for every node).
   std::vector<std::vector<Plan>> queued_plans;
@@ -130,6 +131,15 @@ struct Coordinator::State {
   std::vector<std::shared_ptr<const PlanLink>> plan_links;
   // Its meta, shared by the views, the event and the store write (set when the node is made).
   mutable std::vector<std::shared_ptr<const nlohmann::json>> metas;
+  // Three kinds of slots: agent calls (slow, network-bound), compiles (CPU cores) and
+  // measurements (one per device); a compile never holds a measurement slot.
+  ThreadBudget threads;
+  ThreadPool agents;   // dedicated threads: agent calls mostly wait, and must not hold TBB's
+  // Measurements before compiles: pools are destroyed in reverse, each waiting for its jobs,
+  // and a finishing compile job may still hand its build to the measurement pool.
+  WorkerPool measurements;
+  WorkerPool compiles;
+
   template <class T>
   static T& at_node(std::vector<T>& v, int node) {
     return detail::dense_at(v, node);
@@ -170,6 +180,9 @@ struct Coordinator::State {
   }
   /// Makes the plan link of a node just added under `tree_parent` (the seed has none).
   void link_plan(const NodeRecord& n, int tree_parent);
+  /// A view of a node for an agent call. Its pointers borrow what the State owns (shared_ptrs
+  /// with no owner): an owning copy per view cost each agent call a score of atomic updates
+  /// on cache lines the agent threads had just written, dropping their copies.
   NodeView view(const VariantGraph& g, int id) const;
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).

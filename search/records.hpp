@@ -14,6 +14,8 @@ enum class NodeStatus { pending, ok, failed };
 const char* to_string(NodeStatus s);
 NodeStatus node_status_from_string(const std::string& s);
 
+// Every field has a default initializer, so that designated initializers may leave any out
+// (the hot paths name meta and plan_data: their default allocates an empty JSON object).
 struct NodeRecord {
   // The fields a descent and a backup read come first, together: a 10^5-node graph does not
   // stay in cache, and each child a descent looks at then costs fewer cache lines.
@@ -26,11 +28,11 @@ struct NodeRecord {
   double speedup = 0;        // vs the reference, when ok
   double median_ns = 0;      // candidate median, when ok
   int depth = 0;             // along the first path that reached it
-  std::string hash;          // sha256 of the canonical source
-  std::string verdict;       // to_string(Verdict) once evaluated
-  std::string origin;        // "seed" | "expand" | "debug"
+  std::string hash{};        // sha256 of the canonical source
+  std::string verdict{};     // to_string(Verdict) once evaluated
+  std::string origin{};      // "seed" | "expand" | "debug"
   nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}}
-  std::string plan;          // the plan text of the edge that created it ("" for the root)
+  std::string plan{};        // the plan text of the edge that created it ("" for the root)
   int64_t created_seq = 0;   // event sequence number that created it
 };
 
@@ -47,7 +49,7 @@ struct EdgeRecord {
   // too, so selection does not look it up in JSON for every candidate of every descent.
   double prior = 1.0;
   bool transposition = false;  // the child already existed when this edge was added
-  std::string plan;          // plan text (or "repair: ..." for debug edges)
+  std::string plan{};        // plan text (or "repair: ..." for debug edges)
   nlohmann::json plan_data = nlohmann::json::object();
   int64_t seq = 0;
 };
