@@ -143,8 +143,12 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     if (open && !parts_.compare_expansion) break;
     auto& candidates = candidates_;  // in edge order
     candidates.clear();
+    // A child on the path would close a cycle through this node: below a node that reaches
+    // none, no child is on the path, and the O(depth) search for one is skipped.
+    const bool may_cycle = graph.reaches_cycle(node);
     graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
-      if (!on_path(c) && graph.node(c).status == NodeStatus::ok && selectable(graph, c)) candidates.emplace_back(c, &e);
+      if (!(may_cycle && on_path(c)) && graph.node(c).status == NodeStatus::ok && selectable(graph, c))
+        candidates.emplace_back(c, &e);
       return true;
     });
     if (candidates.empty()) {
