@@ -15,8 +15,7 @@ int VariantGraph::add_root(NodeRecord root) {
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
   reaches_cycle_.push_back(0);
-  boost::add_vertex(g_);
-  nodes_.push_back(std::move(root));
+  g_[boost::add_vertex(g_)] = std::move(root);
   return 0;
 }
 
@@ -34,8 +33,8 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
     reaches_cycle_.push_back(0);
-    boost::add_vertex(g_);
-    nodes_.push_back(std::move(node));
+    // Boost copies a property it is given: add a default one and move the record in.
+    g_[boost::add_vertex(g_)] = std::move(node);
   }
   if (edge(parent, added.node)) return added;
   added.closes_cycle = !added.new_node && reaches(added.node, parent);
@@ -43,8 +42,7 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
   link.child = added.node;
   link.transposition = !added.new_node;
   if (link.kind == EdgeKind::expand) expand_out_[static_cast<size_t>(parent)]++;
-  edges_.push_back(std::move(link));
-  boost::add_edge(vertex(parent), vertex(added.node), EdgeSlot{&edges_.back()}, g_);
+  g_[boost::add_edge(vertex(parent), vertex(added.node), g_).first] = std::move(link);
   added.new_edge = true;
   if (added.closes_cycle || reaches_cycle(added.node)) mark_reaches_cycle(parent);
   return added;
@@ -72,12 +70,12 @@ std::optional<int> VariantGraph::find(const std::string& hash) const {
 
 EdgeRecord* VariantGraph::edge(int parent, int child) {
   auto [e, exists] = boost::edge(vertex(parent), vertex(child), g_);
-  return exists ? g_[e].record : nullptr;
+  return exists ? &g_[e] : nullptr;
 }
 
 const EdgeRecord* VariantGraph::edge(int parent, int child) const {
   auto [e, exists] = boost::edge(vertex(parent), vertex(child), g_);
-  return exists ? g_[e].record : nullptr;
+  return exists ? &g_[e] : nullptr;
 }
 
 std::vector<int> VariantGraph::children(int id) const {
@@ -96,7 +94,7 @@ std::vector<int> VariantGraph::parents(int id) const {
 
 std::vector<EdgeRecord> VariantGraph::edges() const {
   std::vector<EdgeRecord> out;
-  out.assign(edges_.begin(), edges_.end());
+  for (auto [it, end] = boost::edges(g_); it != end; ++it) out.push_back(g_[*it]);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.seq < b.seq; });
   return out;
 }

@@ -5,7 +5,6 @@
 // (an agent can re-derive an ancestor); every traversal here is cycle-safe.
 // Only the coordinator thread writes it (and calls reaches(), which keeps scratch marks).
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -19,21 +18,7 @@ namespace kmcts {
 
 class VariantGraph {
  public:
-  /// Boost keeps the structure, and each edge a pointer to its record. The records live in
-  /// deques of their own: Boost copies a bundled property in (a default one, then an
-  /// assignment), and moves every vertex with its bundle when its vector grows, which for
-  /// records of a few hundred bytes each was a tenth of a 10^4-node search's cache misses.
-  struct EdgeSlot {
-    EdgeRecord* record = nullptr;
-  };
-  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, boost::no_property, EdgeSlot>;
-
-  VariantGraph() = default;
-  // Edge slots point into edges_: a copy would point into the original (a move keeps them).
-  VariantGraph(const VariantGraph&) = delete;
-  VariantGraph& operator=(const VariantGraph&) = delete;
-  VariantGraph(VariantGraph&&) = default;
-  VariantGraph& operator=(VariantGraph&&) = default;
+  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeRecord, EdgeRecord>;
 
   struct Added {
     int node = -1;
@@ -51,8 +36,8 @@ class VariantGraph {
   int size() const { return static_cast<int>(boost::num_vertices(g_)); }
   int edge_count() const { return static_cast<int>(boost::num_edges(g_)); }
 
-  NodeRecord& node(int id) { return nodes_[vertex(id)]; }
-  const NodeRecord& node(int id) const { return nodes_[vertex(id)]; }
+  NodeRecord& node(int id) { return g_[vertex(id)]; }
+  const NodeRecord& node(int id) const { return g_[vertex(id)]; }
   EdgeRecord* edge(int parent, int child);
   const EdgeRecord* edge(int parent, int child) const;
   std::vector<int> children(int id) const;
@@ -61,7 +46,7 @@ class VariantGraph {
   template <class F>
   void for_each_child(int id, F f) const {
     for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
-      if (!f(static_cast<int>(boost::target(*it, g_)), static_cast<const EdgeRecord&>(*g_[*it].record))) return;
+      if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
   }
   /// Children reached by expand edges (not debug edges): O(1), kept as edges are added.
   int expand_children(int id) const { return expand_out_[static_cast<size_t>(id)]; }
@@ -83,6 +68,8 @@ class VariantGraph {
   /// so a result computed from the children alone holds whatever the order of a traversal.
   bool reaches_cycle(int id) const { return reaches_cycle_[static_cast<size_t>(id)] != 0; }
 
+  const Storage& storage() const { return g_; }
+
  private:
   Storage::vertex_descriptor vertex(int id) const {  // inline: every node and edge access checks it
     if (id < 0 || id >= size()) no_node(id);
@@ -98,8 +85,6 @@ class VariantGraph {
   mutable std::vector<uint32_t> reach_seen_;  // reaches()'s visited marks, by call
   mutable uint32_t reach_epoch_ = 0;
   Storage g_;
-  std::deque<NodeRecord> nodes_;  // by id
-  std::deque<EdgeRecord> edges_;  // in the order added (stable addresses, see EdgeSlot)
 };
 
 }  // namespace kmcts
