@@ -42,12 +42,10 @@ bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
 // as not selectable), 2 = selectable, 3 = not selectable. Stamped with the call's epoch, so a
 // call neither allocates nor clears anything (O(nodes visited), not O(graph)).
 uint8_t& MctsStrategy::memo(int node) const {
-  if (memo_epoch_.size() <= static_cast<size_t>(node)) {
-    memo_epoch_.resize(static_cast<size_t>(node) + 1 + memo_epoch_.size() / 2, 0);
-    memo_state_.resize(memo_epoch_.size(), 0);
-  }
-  if (memo_epoch_[node] != epoch_) memo_epoch_[node] = epoch_, memo_state_[node] = 0;
-  return memo_state_[node];
+  if (memo_.size() <= static_cast<size_t>(node)) memo_.resize(static_cast<size_t>(node) + 1 + memo_.size() / 2);
+  Memo& m = memo_[static_cast<size_t>(node)];  // stamp and state side by side: one cache line
+  if (m.epoch != epoch_) m.epoch = epoch_, m.state = 0;
+  return m.state;
 }
 
 bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const {

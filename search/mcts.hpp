@@ -70,8 +70,11 @@ class MctsStrategy final : public LedgerStrategy {
   Parts parts_;
   uint64_t selections_ = 0;  // keys the draws of each selection
   // selectable()'s memo, valid for the entries stamped with the current next() call's epoch.
-  mutable std::vector<uint32_t> memo_epoch_;
-  mutable std::vector<uint8_t> memo_state_;
+  struct Memo {
+    uint32_t epoch = 0;
+    uint8_t state = 0;
+  };
+  mutable std::vector<Memo> memo_;
   mutable uint32_t epoch_ = 0;
   // Per node: 1 if selectable, kept up to date as jobs start and end. Valid for the nodes
   // that reach no cycle: below them the graph is a DAG, where the per-descent search gives
