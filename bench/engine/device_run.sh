@@ -1,6 +1,7 @@
 #!/bin/bash
-# Engine benchmark on the GPU host's CPUs: coordinator cost per event at 10^5 nodes, the
-# binaries named in BINS interleaved (REPS rounds), then (PERF=1) a cpu-clock profile of one.
+# Engine benchmark on the GPU host's CPUs: coordinator cost per event at 10^5 nodes, the bench
+# binaries .device/eb/bench-LABEL for each LABEL in BINS interleaved (REPS rounds), then (PERF=LABEL) a
+# cpu-clock profile of the coordinator. Carry .device/eb (binaries and their libraries; .device/perf for PERF).
 cd "$(dirname "$0")/../.."
 export LD_LIBRARY_PATH=$PWD/.device/eb:$LD_LIBRARY_PATH
 nproc; lscpu | grep -E "Model name|^CPU\(s\)|Hypervisor|L3" ; uptime; date -u
