@@ -32,7 +32,9 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
 }
 
 MctsStrategy::MctsStrategy(CommonStrategySettings settings, Parts parts)
-    : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {}
+    : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {
+  ledger_.leave_backup_to_strategy();  // recompute() sets the statistics; back_up() counts the edges
+}
 
 bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
   return ledger_.has_capacity(graph, node, parts_.widening->max_children(graph.node(node).visits));
@@ -163,14 +165,39 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   return selection;
 }
 
-void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const {
-  for (auto it = path.rbegin(); it != path.rend(); ++it) {
-    NodeRecord& n = graph.node(*it);
-    if (n.status == NodeStatus::pending) continue;
+void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const { recompute(graph, path, false); }
+
+void MctsStrategy::back_up(VariantGraph& graph, const std::vector<int>& path, std::optional<double> sample) const {
+  if (!sample) return recompute(graph, path, false);
+  // The mean backup adds the sample to every node on the path and counts the edges walked;
+  // recompute() then sets each node from its children, leaf first. Before it reaches a node,
+  // a node further down may read it as a child (a back edge: both lie on a cycle), so the
+  // sums are still added where a node reaches a cycle (or is pending, left alone below), and
+  // the edges are counted as recompute() reads them. A node twice on the path (the job
+  // closed a cycle) would read its own edge before its second walk is counted: that path
+  // takes the backup as it was.
+  if (std::find(path.begin(), path.end() - 1, path.back()) != path.end() - 1) {
+    backup_mean(graph, path, *sample);
+    return recompute(graph, path, false);
+  }
+  for (int id : path)
+    if (NodeRecord& n = graph.node(id); graph.reaches_cycle(id) || n.status == NodeStatus::pending) n.visits++, n.value_sum += *sample;
+  recompute(graph, path, true);
+}
+
+void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path, bool count_walk_too) const {
+  for (size_t i = path.size(); i-- > 0;) {
+    const int next = count_walk_too && i + 1 < path.size() ? path[i + 1] : -1;  // the edge walked out of it
+    NodeRecord& n = graph.node(path[i]);
+    if (n.status == NodeStatus::pending) {
+      if (EdgeRecord* e = next >= 0 ? graph.edge(path[i], next) : nullptr) e->visits++;
+      continue;
+    }
     std::vector<WeightedValue>& children = children_;
     children.clear();
     int visits = 1;  // its own evaluation
-    graph.for_each_child(*it, [&](int c, const EdgeRecord& e) {
+    graph.for_each_child(path[i], [&](int c, EdgeRecord& e) {
+      if (c == next) e.visits++;  // counted as it is read: the same as counting every edge first
       const NodeRecord& child = graph.node(c);
       if (e.visits == 0 || child.status == NodeStatus::pending || child.visits == 0) return true;
       children.push_back({child.value_sum / child.visits, static_cast<double>(e.visits)});
@@ -188,21 +215,23 @@ void MctsStrategy::on_expansion_failed(VariantGraph& graph, const Selection& s, 
 }
 
 void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, bool awaiting_evaluation) {
-  ledger_.child(graph, s, child, awaiting_evaluation);  // counts the edges walked
+  ledger_.child(graph, s, child, awaiting_evaluation);
   if (awaiting_evaluation) {
     refresh(graph, child);   // pending: not selectable
     refresh(graph, s.node);  // a new child, its expansion over
     return;
   }
   const auto& path = ledger_.path_to(s, child, true);
-  recompute(graph, path);
+  // A known reward is one more sample along the path; a pending child has none yet.
+  const NodeRecord& c = graph.node(child);
+  back_up(graph, path, c.status != NodeStatus::pending ? std::optional<double>(c.reward) : std::nullopt);
   refresh_path(graph, path);  // visits changed along it (progressive widening reads them)
 }
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
-  ledger_.evaluated(graph, s, node, reward);  // sets the reward, counts the edges walked
+  ledger_.evaluated(graph, s, node, reward);  // sets the reward
   const auto& path = ledger_.path_to(s, node);
-  recompute(graph, path);
+  back_up(graph, path, reward);
   refresh_path(graph, path);
 }
 

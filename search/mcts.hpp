@@ -10,6 +10,7 @@
 #include <map>
 #include <vector>
 #include <memory>
+#include <optional>
 
 #include "search/backup.hpp"
 #include "search/pending.hpp"
@@ -46,6 +47,12 @@ class MctsStrategy final : public LedgerStrategy {
   void recompute(VariantGraph& graph, const std::vector<int>& path) const;
 
  private:
+  /// A job's `sample` along `path`, as the ledger's mean backup then recompute() would leave
+  /// it, with the edges counted inside recompute() (no lookup per edge); none: recompute() only.
+  void back_up(VariantGraph& graph, const std::vector<int>& path, std::optional<double> sample) const;
+  /// recompute(), counting each edge of the walk as its node's children are read (a path
+  /// that visits no node twice).
+  void recompute(VariantGraph& graph, const std::vector<int>& path, bool count_walk_too) const;
   /// Whether a descent may enter `node`: the kept flag where it holds, else searched.
   bool selectable(const VariantGraph& graph, int node) const {
     if (parts_.keep_selectability && !graph.reaches_cycle(node) && graph.node(node).status == NodeStatus::ok)

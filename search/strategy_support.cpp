@@ -81,13 +81,13 @@ void JobLedger::child(VariantGraph& graph, const Selection& s, int child, bool a
   }
   // A transposition: the child's known reward is one more sample along this path.
   const NodeRecord& existing = graph.node(child);
-  if (existing.status != NodeStatus::pending) backup_mean(graph, path_to(s, child, true), existing.reward);
+  if (backs_up_ && existing.status != NodeStatus::pending) backup_mean(graph, path_to(s, child, true), existing.reward);
   finish(s);
 }
 
 void JobLedger::evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   graph.node(node).reward = reward;
-  backup_mean(graph, path_to(s, node), reward);
+  if (backs_up_) backup_mean(graph, path_to(s, node), reward);
   if (!s.path.empty()) {  // the root's evaluation is no job of ours
     finish(s);
     pending_visits_.at(node)--;
@@ -109,13 +109,17 @@ void LedgerStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int n
 }
 
 void backup_mean(VariantGraph& graph, const std::vector<int>& path, double reward) {
-  for (size_t i = 0; i < path.size(); ++i) {
-    NodeRecord& n = graph.node(path[i]);
+  for (int id : path) {
+    NodeRecord& n = graph.node(id);
     n.visits++;
     n.value_sum += reward;
-    if (i > 0)
-      if (EdgeRecord* e = graph.edge(path[i - 1], path[i])) e->visits++;
   }
+  count_walk(graph, path);
+}
+
+void count_walk(VariantGraph& graph, const std::vector<int>& path) {
+  for (size_t i = 1; i < path.size(); ++i)
+    if (EdgeRecord* e = graph.edge(path[i - 1], path[i])) e->visits++;
 }
 
 int expand_children(const VariantGraph& graph, int node) { return graph.expand_children(node); }

@@ -55,6 +55,10 @@ class JobLedger {
   /// Sets the node's reward, backs it up, and queues a failed node for repair.
   void evaluated(VariantGraph& graph, const Selection& s, int node, double reward);
 
+  /// For a strategy that recomputes the statistics along a job's path itself (MCTS): child()
+  /// and evaluated() then back up nothing, and the strategy counts the edges walked.
+  void leave_backup_to_strategy() { backs_up_ = false; }
+
   /// Expand children of `node` plus expansions in flight, against `cap`; closed nodes have none.
   bool has_capacity(const VariantGraph& graph, int node, int cap) const;
   bool closed(int node) const { return closed_.get(node) != 0; }
@@ -76,6 +80,7 @@ class JobLedger {
   int max_debug_attempts_;
   int max_expansion_attempts_;
   int jobs_in_flight_ = 0;
+  bool backs_up_ = true;
   NodeCounts pending_visits_;      // jobs in flight through each node
   NodeCounts pending_expansions_;  // expansions in flight at each node
   NodeCounts expansion_attempts_;
@@ -111,6 +116,8 @@ std::vector<int> ok_nodes_where(const VariantGraph& graph, Open open) {
 
 /// Adds `reward` to visits/value_sum of every node on `path` and counts the edges walked.
 void backup_mean(VariantGraph& graph, const std::vector<int>& path, double reward);
+/// Counts the edges walked along `path` (one visit each), nothing else.
+void count_walk(VariantGraph& graph, const std::vector<int>& path);
 /// Number of expand edges out of `node` (debug edges and the capacity they do not use aside).
 int expand_children(const VariantGraph& graph, int node);
 /// True if `a` ranks before `b`: a higher speedup, or the same and older (lower id).

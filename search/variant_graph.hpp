@@ -48,6 +48,12 @@ class VariantGraph {
     for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
       if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
   }
+  /// The same, with the edges writable (f takes EdgeRecord&).
+  template <class F>
+  void for_each_child(int id, F f) {
+    for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
+      if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
+  }
   /// Children reached by expand edges (not debug edges): O(1), kept as edges are added.
   int expand_children(int id) const { return expand_out_[static_cast<size_t>(id)]; }
   std::vector<int> parents(int id) const;
