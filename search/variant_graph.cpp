@@ -33,7 +33,7 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
     reaches_cycle_.push_back(0);
-    // Boost copies a property it is given: add a default one and move the record in.
+    // Boost copies a property it is given: add a default one (no allocation) and move ours in.
     g_[boost::add_vertex(g_)] = std::move(node);
   }
   if (edge(parent, added.node)) return added;

@@ -18,7 +18,18 @@ namespace kmcts {
 
 class VariantGraph {
  public:
-  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, NodeRecord, EdgeRecord>;
+  // The records as Boost keeps them. Boost default-constructs one for every vertex and edge
+  // it adds (and copies an edge's twice) before ours is moved in; these defaults leave the
+  // JSON fields null, so that costs no allocation (a record's own default is an empty object).
+  struct StoredNode : NodeRecord {
+    StoredNode() : NodeRecord{.meta = nlohmann::json()} {}
+    using NodeRecord::operator=;
+  };
+  struct StoredEdge : EdgeRecord {
+    StoredEdge() : EdgeRecord{.plan_data = nlohmann::json()} {}
+    using EdgeRecord::operator=;
+  };
+  using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, StoredNode, StoredEdge>;
 
   struct Added {
     int node = -1;
