@@ -216,7 +216,7 @@ NodeView Coordinator::State::view(const VariantGraph& g, int id) const {
   v.id = id;
   v.source_text = borrow(source_of(id));
   v.meta_json = borrow(meta(g, id));
-  if (static_cast<size_t>(id) < results.size()) v.result = borrow(results[static_cast<size_t>(id)]);
+  v.result = borrow(result_of(id));
   v.plan_link = borrow(plan_links.at(static_cast<size_t>(id)));
   return v;
 }
@@ -226,7 +226,7 @@ NodeView Coordinator::State::brief_view(const VariantGraph& g, int id) const {
   NodeView v;
   v.id = id;
   v.meta_json = borrow(meta(g, id));
-  if (static_cast<size_t>(id) < results.size()) v.result = borrow(results[static_cast<size_t>(id)]);
+  v.result = borrow(result_of(id));
   if (!n.plan.empty()) v.plan_link = borrow(plan_links.at(static_cast<size_t>(id)));  // its plan is the one that made it
   return v;
 }

@@ -145,8 +145,10 @@ struct Coordinator::State {
     return detail::dense_at(v, node);
   }
   const std::shared_ptr<const std::string>& source_of(int node) const { return sources.at(static_cast<size_t>(node)); }
-  std::shared_ptr<const EvalResult> result_of(int node) const {
-    return static_cast<size_t>(node) < results.size() ? results[static_cast<size_t>(node)] : nullptr;
+  /// Its evaluation, null until measured (a reference: reading it touches no reference count).
+  const std::shared_ptr<const EvalResult>& result_of(int node) const {
+    static const std::shared_ptr<const EvalResult> none;
+    return static_cast<size_t>(node) < results.size() ? results[static_cast<size_t>(node)] : none;
   }
   int64_t seq = 0;
   int64_t trials = 0;        // trials started; numbers them in request order
