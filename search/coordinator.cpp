@@ -147,15 +147,6 @@ void Coordinator::State::add_node(const NodeRecord& n) {
   });
 }
 
-void Coordinator::State::add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data) {
-  EdgeRecord fixed{.parent = e.parent, .child = e.child, .kind = e.kind, .visits = e.visits, .prior = e.prior,
-                   .transposition = e.transposition, .plan = e.plan, .plan_data = nlohmann::json(), .seq = e.seq};  // plan_data: below
-  writer.write([e = std::move(fixed), plan_data = std::move(plan_data)](RunStore& st) mutable {
-    e.plan_data = *plan_data;
-    st.add_edge(e);
-  });
-}
-
 const std::shared_ptr<const nlohmann::json>& Coordinator::State::meta(const VariantGraph& g, int id) const {
   auto& shared = at_node(metas, id);
   if (!shared) shared = std::make_shared<const nlohmann::json>(g.node(id).meta);

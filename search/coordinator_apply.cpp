@@ -197,16 +197,24 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
                   .plan_data = std::move(d.plan.data),
                   .seq = s.seq + 1};
   VariantGraph::Added added = g.add_child(sel.node, std::move(child), std::move(edge));
+  // The store's rows, as they stand now (before the strategy's bookkeeping): their strings and
+  // JSON are filled on the writer thread, from the fields the closure below owns or shares.
+  NodeRecord node_row = added.new_node ? detail::node_stats(g.node(added.node)) : NodeRecord{.meta = nlohmann::json()};
+  EdgeRecord edge_row{.plan_data = nlohmann::json()};
   if (added.new_node) {
+    const NodeRecord& n = g.node(added.node);
+    node_row.depth = n.depth, node_row.created_seq = n.created_seq;
     s.known->add_key(std::move(d.known_key));
     State::at_node(s.metas, added.node) = d.meta;
-    s.link_plan(g.node(added.node), sel.node);
+    s.link_plan(n, sel.node);
     State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
-    s.add_node(g.node(added.node));
   }
-  if (added.new_edge) s.add_edge(*g.edge(sel.node, added.node), d.plan_data);
+  if (added.new_edge) {
+    const EdgeRecord& e = *g.edge(sel.node, added.node);
+    edge_row = EdgeRecord{.parent = e.parent, .child = e.child, .kind = e.kind, .visits = e.visits, .prior = e.prior,
+                          .transposition = e.transposition, .plan_data = nlohmann::json(), .seq = e.seq};
+  }
   if (added.new_edge && !added.new_node) s.transpositions++;
-  // Built on the writer thread from moved or shared fields.
   nlohmann::json usage, llm_calls;
   if (d.code.usage.calls > 0 || !d.code.usage.llm_calls.empty())
     usage = d.code.usage.totals(), llm_calls = d.code.usage.llm_calls;
@@ -219,17 +227,27 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     s.in_flight--;
     persist_path(s, sel.path, added.node);
   }
-  s.event_lazy("child", [trial, parent, added, kind, hash = std::move(d.hash), meta = std::move(d.meta),
-                         plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
-                         spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
-                         llm_calls = std::move(llm_calls)]() mutable {
+  // One write: the new node's row, the new edge's row and the "child" event.
+  s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial, parent, added, kind, node_row = std::move(node_row),
+                  edge_row = std::move(edge_row), hash = std::move(d.hash), meta = std::move(d.meta),
+                  plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
+                  spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
+                  llm_calls = std::move(llm_calls)](RunStore& st) mutable {
+    if (added.new_node) {
+      node_row.hash = hash, node_row.origin = kind, node_row.plan = plan, node_row.meta = *meta;
+      st.add_node(node_row);
+    }
+    if (added.new_edge) {
+      edge_row.plan = plan, edge_row.plan_data = *plan_data;
+      st.add_edge(edge_row);
+    }
     nlohmann::json payload = {{"trial", trial}, {"parent", parent}, {"child", added.node}, {"kind", kind},
                               {"hash", std::move(hash)}, {"meta", *meta}, {"plan", std::move(plan)},
                               {"plan_data", *plan_data}, {"prior", prior}, {"spare_plans", spare},
                               {"new_node", added.new_node}, {"new_edge", added.new_edge},
                               {"closes_cycle", added.closes_cycle}, {"agent_seconds", seconds}};
     if (!usage.is_null()) payload["usage"] = std::move(usage), payload["llm_calls"] = std::move(llm_calls);
-    return payload;
+    st.append_event(EventRecord{seq, time, "child", std::move(payload)});
   });
 }
 

@@ -189,10 +189,9 @@ struct Coordinator::State {
   /// A child as a planner's `tried` list needs it: meta, result and the one plan that made
   /// it; no source, no history (a bushy node would otherwise copy every child's source).
   NodeView brief_view(const VariantGraph& g, int id) const;
-  /// Queues the insert of a node just added (its meta: metas[n.id]) or of an edge; the JSON
-  /// fields are shared with the closure and copied into the record on the writer thread.
+  /// Queues the insert of a node just added (its meta: metas[n.id], shared with the closure
+  /// and copied into the record on the writer thread). apply_agent writes its own rows.
   void add_node(const NodeRecord& n);
-  void add_edge(const EdgeRecord& e, std::shared_ptr<const nlohmann::json> plan_data);
   const std::shared_ptr<const nlohmann::json>& meta(const VariantGraph& g, int id) const;
   /// Queues the writes of the dirty nodes' visit statistics and the dirty edges' visits.
   void flush(const VariantGraph& g);

@@ -1,7 +1,9 @@
 #include "search/variant_graph.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
+#include <string_view>
 
 namespace kmcts {
 
@@ -11,7 +13,7 @@ int VariantGraph::add_root(NodeRecord root) {
   if (size() != 0) throw std::logic_error("the graph already has a root");
   root.id = 0;
   root.depth = 0;
-  by_hash_[root.hash] = 0;
+  by_hash_.emplace(hash_key(root.hash), 0);
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
   reaches_cycle_.push_back(0);
@@ -22,14 +24,15 @@ int VariantGraph::add_root(NodeRecord root) {
 VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRecord link) {
   vertex(parent);  // validates
   Added added;
-  if (auto existing = find(node.hash)) {
+  const uint64_t key = hash_key(node.hash);
+  if (auto existing = find(node.hash, key)) {
     added.node = *existing;
   } else {
     added.node = size();
     added.new_node = true;
     node.id = added.node;
     node.depth = this->node(parent).depth + 1;
-    by_hash_[node.hash] = added.node;
+    by_hash_.emplace(key, added.node);
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
     reaches_cycle_.push_back(0);
@@ -62,10 +65,14 @@ void VariantGraph::mark_reaches_cycle(int id) {
   }
 }
 
-std::optional<int> VariantGraph::find(const std::string& hash) const {
-  auto it = by_hash_.find(hash);
-  if (it == by_hash_.end()) return std::nullopt;
-  return it->second;
+uint64_t VariantGraph::hash_key(const std::string& hash) { return std::hash<std::string_view>{}(hash); }
+
+std::optional<int> VariantGraph::find(const std::string& hash) const { return find(hash, hash_key(hash)); }
+
+std::optional<int> VariantGraph::find(const std::string& hash, uint64_t key) const {
+  for (auto [it, end] = by_hash_.equal_range(key); it != end; ++it)
+    if (node(it->second).hash == hash) return it->second;
+  return std::nullopt;
 }
 
 EdgeRecord* VariantGraph::edge(int parent, int child) {

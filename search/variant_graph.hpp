@@ -95,7 +95,11 @@ class VariantGraph {
   [[noreturn]] static void no_node(int id);  // throws std::out_of_range
   /// Marks `id` and every node that reaches it (each once: marks are never taken back).
   void mark_reaches_cycle(int id);
-  std::unordered_map<std::string, int> by_hash_;
+  static uint64_t hash_key(const std::string& hash);
+  std::optional<int> find(const std::string& hash, uint64_t key) const;
+  // Nodes by a 64-bit key of their hash (colliding keys compared by the node's hash): the
+  // index keeps no second copy of every hash string.
+  std::unordered_multimap<uint64_t, int> by_hash_;
   std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
   std::vector<int> expand_out_;   // out-edges of kind expand, per node (kinds never change)
   std::vector<char> reaches_cycle_;  // per node, see reaches_cycle()
