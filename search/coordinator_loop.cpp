@@ -117,6 +117,18 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   double wait_cpu = 0;
   std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;
+  // At every tenth of the evaluations this loop has left: the events so far, the coordinator's
+  // CPU seconds, the wall seconds and its sleeps. A benchmark divides the stretches between
+  // marks, so that the cost per event can be set against what the host did meanwhile.
+  nlohmann::json cpu_marks = nlohmann::json::array();
+  const int evaluations_at_start = s.evaluations_done;
+  int marks_done = 0;
+  auto mark = [&] { cpu_marks.push_back({s.seq, thread_cpu_seconds() - cpu_start, s.elapsed(), sleeps}); };
+  auto mark_due = [&] {
+    return marks_done < 10 && 10L * (s.evaluations_done - evaluations_at_start) >=
+                                  static_cast<long>(marks_done + 1) * std::max(1, s.settings.budget - evaluations_at_start);
+  };
+  mark();
   while (true) {
     s.writer.check();  // a failed write stops the run here, with what was committed kept
     if (seed_done && stop_reason.empty()) {
@@ -159,6 +171,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
         held.clear();
         if (s.elapsed() - s.last_flush >= s.settings.store_flush_s) s.flush(g);
         s.writer.end_batch();  // the writes of these completions commit together
+        for (; mark_due(); ++marks_done) mark();
       }
     }
     if (!seed_done && g.node(0).status != NodeStatus::pending) {
@@ -183,6 +196,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   summary["coordinator_system_cpu_seconds"] = thread_cpu_split().system - split_start.system;
   summary["coordinator_sleeps"] = sleeps;
   summary["coordinator_wait_cpu_seconds"] = wait_cpu;
+  summary["coordinator_cpu_marks"] = std::move(cpu_marks);
   s.event("finished", {{"status", status}, {"reason", stop_reason}});
   s.writer.write([summary](RunStore& st) { st.finish(summary); });
   s.writer.sync();

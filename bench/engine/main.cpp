@@ -45,7 +45,9 @@ int main(int argc, char** argv) {
                         "space (bench/engine/large_space); one event = one row of the run store's events table. Coordinator "
                         "CPU: CPU time of the coordinator thread over the run's events (its own cost, whatever else the "
                         "machine runs), of it waiting for completions, the rest (handling), and the part of either spent in the kernel "
-                        "(system calls: waking agent and pool threads, sleeping and waking); the wall columns divide each tenth of the run's events by the time it took "
+                        "(system calls: waking agent and pool threads, sleeping and waking), and its CPU per event in the first and the last "
+                        "tenth of the evaluations (the JSON has every tenth, with its wall time and sleeps per event: a stretch where "
+                        "the host was slow shows there); the wall columns divide each tenth of the run's events by the time it took "
                         "(the whole pipeline, agents and thread hand-offs included). Extra settings: {}.\n\n", scaling.workers,
                         scaling.settings.empty() ? std::string("none (defaults)") : fmt::format("{}", fmt::join(scaling.settings, " "))) +
             s["table"].get<std::string>() + "\n" + s["growth"].get<std::string>() + "\n";

@@ -28,6 +28,10 @@ struct Row {
   int max_depth = 0;             // deepest node: selection and backup walk paths this long
   std::string stop;
   std::vector<double> us_per_event;  // per decile of the run's events
+  // Per tenth of the evaluations, from the coordinator's marks: its CPU and the wall time per
+  // event, and its sleeps per event (the same stretch of the same run, so that a stretch where
+  // the host was slow can be told from one where the coordinator was).
+  std::vector<double> cpu_by_tenth, wall_by_tenth, sleeps_by_tenth;
 };
 
 Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
@@ -52,6 +56,13 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   row.coordinator_sleeps = summary.value("coordinator_sleeps", 0L);
   row.coordinator_system_s = summary.value("coordinator_system_cpu_seconds", 0.0);
   row.coordinator_wait_s = summary.value("coordinator_wait_cpu_seconds", 0.0);
+  const nlohmann::json marks = summary.value("coordinator_cpu_marks", nlohmann::json::array());
+  for (size_t i = 1; i < marks.size(); ++i) {
+    const double events = std::max(1.0, marks[i][0].get<double>() - marks[i - 1][0].get<double>());
+    row.cpu_by_tenth.push_back(1e6 * (marks[i][1].get<double>() - marks[i - 1][1].get<double>()) / events);
+    row.wall_by_tenth.push_back(1e6 * (marks[i][2].get<double>() - marks[i - 1][2].get<double>()) / events);
+    row.sleeps_by_tenth.push_back((marks[i][3].get<double>() - marks[i - 1][3].get<double>()) / events);
+  }
   auto store = RunStore::open(r.run_dir);
   for (const auto& n : store->nodes()) row.max_depth = std::max(row.max_depth, n.depth);
   auto events = store->events();
@@ -72,8 +83,8 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
 nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch) {
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
-      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | of it in the kernel | coordinator sleeps/event | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | of it in the kernel | coordinator sleeps/event | coordinator CPU us/event, first tenth | last tenth | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (int n : options.nodes) {
     fmt::print(stderr, "scaling: N = {} ...\n", n);
     Row row = run_one(options, scratch, n);
@@ -83,13 +94,16 @@ nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch
     const double sleeps = static_cast<double>(row.coordinator_sleeps) / std::max(1, row.events);
     const double wait = 1e6 * row.coordinator_wait_s / std::max(1, row.events);
     const double kernel = 1e6 * row.coordinator_system_s / std::max(1, row.events);
-    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
-                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, kernel, sleeps, all, first, row.us_per_event[5], last, last / first,
+    const double cpu_first = row.cpu_by_tenth.empty() ? 0.0 : row.cpu_by_tenth.front();
+    const double cpu_last = row.cpu_by_tenth.empty() ? 0.0 : row.cpu_by_tenth.back();
+    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
+                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, kernel, sleeps, cpu_first, cpu_last, all, first, row.us_per_event[5], last, last / first,
                          row.stop.empty() ? "budget" : row.stop);
     rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
                     {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"coordinator_sleeps_per_event", sleeps}, {"coordinator_wait_cpu_us_per_event", wait},
                     {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"coordinator_system_cpu_us_per_event", kernel}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
-                    {"stop", row.stop}});
+                    {"coordinator_cpu_us_per_event_by_tenth", row.cpu_by_tenth}, {"wall_us_per_event_by_tenth", row.wall_by_tenth},
+                    {"coordinator_sleeps_per_event_by_tenth", row.sleeps_by_tenth}, {"stop", row.stop}});
   }
   // Growth: the cost of an event late in the run against the graph size it ran at.
   std::string growth;

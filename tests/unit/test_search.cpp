@@ -74,6 +74,14 @@ TEST_CASE("search: spends exactly its budget and the store holds every evaluatio
     if (e.kind == EdgeKind::expand) expansions[e.parent]++;
   for (const auto& [parent, count] : expansions) CHECK(count <= 4);
   CHECK(summary["best"]["speedup"].get<double>() >= 1.0);  // the seed itself scores 1
+  // The coordinator's marks: at the start and at every tenth of the evaluations, each with the
+  // events, CPU seconds, wall seconds and sleeps so far (none decreasing).
+  const auto& marks = summary.at("coordinator_cpu_marks");
+  REQUIRE(marks.size() == 11);
+  for (size_t i = 1; i < marks.size(); ++i)
+    for (size_t k = 0; k < 4; ++k) CHECK(marks[i][k].get<double>() >= marks[i - 1][k].get<double>());
+  CHECK(marks.back()[0].get<size_t>() <= store->events().size());
+  CHECK(marks.back()[1].get<double>() <= summary["coordinator_cpu_seconds"].get<double>());
   fs::remove_all(dir);
 }
 
