@@ -23,10 +23,12 @@ KMCTS_OPTION("search.store_flush_s", Double, 0.2, 0.0, 3600.0,
              "values changed since the last commit: a run killed meanwhile loses at most this much "
              "finished work, which `kmcts resume` redoes. 0 = commit after every completion.")
 KMCTS_OPTION("search.compile_slots", Int, 0, 0, 1024,
-             "Compiles at once (0 = one per CPU core). Compiles never hold a measurement slot.")
+             "Compiles at once (0 = one per CPU core), at most the trials in flight (search.workers, or "
+             "search.wave_size in deterministic mode). Compiles never hold a measurement slot.")
 KMCTS_OPTION("search.measure_slots", Int, 0, 0, 1024,
              "Measurements at once; 0 = what the evaluator offers: one per GPU of evaluator.cuda.gpus, 1 on "
-             "CPUs, which keeps timings honest (two kernels timed together share caches and memory bandwidth).")
+             "CPUs, which keeps timings honest (two kernels timed together share caches and memory bandwidth). "
+             "At most the trials in flight.")
 KMCTS_OPTION("search.seed", Int, 0, 0, 9.0e15, "Seed of every random draw (counter-based, so runs are repeatable).")
 KMCTS_OPTION("search.max_wall_s", Double, 0.0, 0.0, 1.0e7, "Stop selecting new work after this many seconds (0 = no limit).")
 KMCTS_OPTION("search.max_agent_calls", Int, 0, 0, 1.0e9, "Stop selecting new work after this many agent calls (0 = no limit).")
@@ -90,14 +92,17 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   const int agent_slots = static_cast<int>(c.get_int("search.agent_slots"));
   s.agent_slots = agent_slots > 0 ? std::min(agent_slots, s.workers) : s.workers;
   s.store_flush_s = c.get_double("search.store_flush_s");
+  s.deterministic = c.get_bool("search.deterministic");
+  s.wave_size = static_cast<int>(c.get_int("search.wave_size"));
   int compile_slots = static_cast<int>(c.get_int("search.compile_slots"));
   s.compile_slots = compile_slots > 0 ? compile_slots : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  s.measure_slots = static_cast<int>(c.get_int("search.measure_slots"));
+  // A trial compiles one variant at a time: slots beyond the trials in flight would never run
+  // a compile, and each is a TBB thread that spins for work while idle.
+  s.compile_slots = std::min(s.compile_slots, s.trials_at_once());
+  s.measure_slots = std::min(static_cast<int>(c.get_int("search.measure_slots")), s.trials_at_once());  // 0 stays 0
   s.seed = static_cast<uint64_t>(c.get_int("search.seed"));
   s.plans_per_call = static_cast<int>(c.get_int("agents.plans_per_call"));
   s.max_wall_s = c.get_double("search.max_wall_s");
-  s.deterministic = c.get_bool("search.deterministic");
-  s.wave_size = static_cast<int>(c.get_int("search.wave_size"));
   s.max_agent_calls = c.get_int("search.max_agent_calls");
   s.max_tokens = c.get_int("search.max_tokens");
   s.max_dollars = c.get_double("search.max_dollars");
@@ -109,6 +114,7 @@ namespace {
 /// search.measure_slots = 0: the evaluator's own count (replay builds a State without one).
 SearchSettings with_measure_slots(SearchSettings s, const Evaluator* evaluator) {
   if (s.measure_slots <= 0) s.measure_slots = evaluator ? std::max(1, evaluator->measure_slots()) : 1;
+  s.measure_slots = std::min(s.measure_slots, s.trials_at_once());  // one measurement per trial at a time
   return s;
 }
 

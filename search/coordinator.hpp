@@ -5,6 +5,7 @@
 // threads and compiles and measurements on TBB arenas (blocking work never runs on the
 // coordinator), and applies
 // completions one at a time, in arrival order; each applied completion is an event.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -39,8 +40,8 @@ struct SearchSettings {
   int workers = 2;            // trials in flight (each: agent call, then evaluation)
   int agent_slots = 2;        // of those, in their agent call at once (<= workers)
   double store_flush_s = 0.5; // path statistics reach the store at most this often
-  int compile_slots = 2;      // compiles at once
-  int measure_slots = 0;      // measurements at once; 0 = the evaluator's measure_slots()
+  int compile_slots = 2;      // compiles at once (<= trials_at_once())
+  int measure_slots = 0;      // measurements at once; 0 = the evaluator's measure_slots() (<= trials_at_once())
   uint64_t seed = 0;
   int plans_per_call = 4;
   double max_wall_s = 0;      // 0 = no limit (here and below)
@@ -50,6 +51,8 @@ struct SearchSettings {
   bool progress = true;
   bool deterministic = false; // lockstep waves, applied in request order
   int wave_size = 4;          // selections per wave in deterministic mode
+  /// Trials in flight at most: a wave in deterministic mode, else the workers.
+  int trials_at_once() const { return deterministic ? std::max(workers, wave_size) : workers; }
   static SearchSettings from_config(const Config& config);
 };
 

@@ -6,11 +6,13 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include "core/error.hpp"
 #include "core/problem.hpp"
 #include "hardware/evaluator.hpp"
 #include "scratch.hpp"
+#include "search/coordinator.hpp"
 #include "search/replay.hpp"
 #include "search/run_search.hpp"
 #include "search/run_store.hpp"
@@ -83,6 +85,25 @@ TEST_CASE("search: spends exactly its budget and the store holds every evaluatio
   CHECK(marks.back()[0].get<size_t>() <= store->events().size());
   CHECK(marks.back()[1].get<double>() <= summary["coordinator_cpu_seconds"].get<double>());
   fs::remove_all(dir);
+}
+
+TEST_CASE("search settings: no more compile or measurement slots than trials in flight") {
+  Config c;
+  c.set("search.workers=3");
+  c.set("search.compile_slots=16");
+  c.set("search.measure_slots=8");
+  SearchSettings s = SearchSettings::from_config(c);
+  CHECK(s.compile_slots == 3);
+  CHECK(s.measure_slots == 3);
+  c.set("search.compile_slots=2");
+  CHECK(SearchSettings::from_config(c).compile_slots == 2);
+  // Lockstep waves put wave_size trials in flight, whatever the workers.
+  c.set("search.deterministic=true");
+  c.set("search.wave_size=6");
+  c.set("search.compile_slots=0");
+  s = SearchSettings::from_config(c);
+  CHECK(s.trials_at_once() == 6);
+  CHECK(s.compile_slots == std::min(6, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
 }
 
 TEST_CASE("search: a single-worker run with a seed repeats exactly") {
