@@ -13,7 +13,7 @@ int VariantGraph::add_root(NodeRecord root) {
   if (size() != 0) throw std::logic_error("the graph already has a root");
   root.id = 0;
   root.depth = 0;
-  by_hash_.emplace(hash_key(root.hash), 0);
+  by_hash_.emplace(hash_key_(root.hash), 0);
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
   reaches_cycle_.push_back(0);
@@ -24,7 +24,7 @@ int VariantGraph::add_root(NodeRecord root) {
 VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRecord link) {
   vertex(parent);  // validates
   Added added;
-  const uint64_t key = hash_key(node.hash);
+  const uint64_t key = hash_key_(node.hash);
   if (auto existing = find(node.hash, key)) {
     added.node = *existing;
   } else {
@@ -65,9 +65,9 @@ void VariantGraph::mark_reaches_cycle(int id) {
   }
 }
 
-uint64_t VariantGraph::hash_key(const std::string& hash) { return std::hash<std::string_view>{}(hash); }
+uint64_t VariantGraph::default_hash_key(const std::string& hash) { return std::hash<std::string_view>{}(hash); }
 
-std::optional<int> VariantGraph::find(const std::string& hash) const { return find(hash, hash_key(hash)); }
+std::optional<int> VariantGraph::find(const std::string& hash) const { return find(hash, hash_key_(hash)); }
 
 std::optional<int> VariantGraph::find(const std::string& hash, uint64_t key) const {
   for (auto [it, end] = by_hash_.equal_range(key); it != end; ++it)

@@ -31,6 +31,12 @@ class VariantGraph {
   };
   using Storage = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, StoredNode, StoredEdge>;
 
+  /// The hash index's 64-bit key of a hash string (std::hash by default; a test passes one
+  /// under which every hash collides).
+  using HashKey = uint64_t (*)(const std::string& hash);
+  static uint64_t default_hash_key(const std::string& hash);
+  explicit VariantGraph(HashKey hash_key = &default_hash_key) : hash_key_(hash_key) {}
+
   struct Added {
     int node = -1;
     bool new_node = false;   // the source was not in the graph
@@ -95,8 +101,8 @@ class VariantGraph {
   [[noreturn]] static void no_node(int id);  // throws std::out_of_range
   /// Marks `id` and every node that reaches it (each once: marks are never taken back).
   void mark_reaches_cycle(int id);
-  static uint64_t hash_key(const std::string& hash);
   std::optional<int> find(const std::string& hash, uint64_t key) const;
+  HashKey hash_key_;
   // Nodes by a 64-bit key of their hash (colliding keys compared by the node's hash): the
   // index keeps no second copy of every hash string.
   std::unordered_multimap<uint64_t, int> by_hash_;

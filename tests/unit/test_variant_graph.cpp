@@ -22,6 +22,23 @@ TEST_CASE("canonical source ignores comments and whitespace, keeps literals and 
   CHECK(canonical_hash("#define A 1\nint x;") != canonical_hash("#define A 1 int x;"));
 }
 
+TEST_CASE("graph: hashes that share an index key stay apart, and each is found again") {
+  VariantGraph g([](const std::string&) -> uint64_t { return 7; });  // every hash collides
+  g.add_root(node_with("root"));
+  auto a = g.add_child(0, node_with("a"), {});
+  auto b = g.add_child(0, node_with("b"), {});
+  CHECK(a.new_node);
+  CHECK(b.new_node);
+  CHECK(a.node != b.node);
+  auto again = g.add_child(a.node, node_with("b"), {});
+  CHECK_FALSE(again.new_node);
+  CHECK(again.node == b.node);
+  CHECK(g.find(canonical_hash("root")) == 0);
+  CHECK(g.find(canonical_hash("a")) == a.node);
+  CHECK_FALSE(g.find(canonical_hash("c")).has_value());
+  CHECK(g.size() == 3);
+}
+
 TEST_CASE("graph: the same source reached twice is one node with two incoming edges") {
   VariantGraph g;
   g.add_root(node_with("root"));
