@@ -63,6 +63,13 @@ NodeRecord node_stats(const NodeRecord& n) {
                     .verdict = n.verdict, .meta = nlohmann::json()};
 }
 
+NodeRecord insert_row(const NodeRecord& n) {
+  NodeRecord row = node_stats(n);
+  row.depth = n.depth;
+  row.created_seq = n.created_seq;
+  return row;
+}
+
 }  // namespace detail
 
 using detail::node_stats;
@@ -141,12 +148,10 @@ void Coordinator::State::event(const std::string& kind, nlohmann::json payload) 
 }
 
 void Coordinator::State::add_node(const NodeRecord& n) {
-  NodeRecord fixed = node_stats(n);
+  NodeRecord fixed = detail::insert_row(n);
   fixed.hash = n.hash;
   fixed.origin = n.origin;
-  fixed.depth = n.depth;
   fixed.plan = n.plan;
-  fixed.created_seq = n.created_seq;
   writer.write([n = std::move(fixed), meta = at_node(metas, n.id)](RunStore& st) mutable {
     n.meta = *meta;
     st.add_node(n);

@@ -199,11 +199,10 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   VariantGraph::Added added = g.add_child(sel.node, std::move(child), std::move(edge));
   // The store's rows, as they stand now (before the strategy's bookkeeping): their strings and
   // JSON are filled on the writer thread, from the fields the closure below owns or shares.
-  NodeRecord node_row = added.new_node ? detail::node_stats(g.node(added.node)) : NodeRecord{.meta = nlohmann::json()};
+  NodeRecord node_row = added.new_node ? detail::insert_row(g.node(added.node)) : NodeRecord{.meta = nlohmann::json()};
   EdgeRecord edge_row{.plan_data = nlohmann::json()};
   if (added.new_node) {
     const NodeRecord& n = g.node(added.node);
-    node_row.depth = n.depth, node_row.created_seq = n.created_seq;
     s.known->add_key(std::move(d.known_key));
     State::at_node(s.metas, added.node) = d.meta;
     s.link_plan(n, sel.node);

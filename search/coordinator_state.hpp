@@ -36,6 +36,9 @@ struct AgentDone {
 
 /// A copy of the fields RunStore::update_node writes (not meta and plan, fixed at add_node).
 NodeRecord node_stats(const NodeRecord& n);
+/// node_stats() plus the fixed numbers of a node's insert (depth, created_seq): its strings
+/// and meta are left for the writer thread to fill.
+NodeRecord insert_row(const NodeRecord& n);
 
 /// Fills AgentDone's prepared fields from its code and plan (pure: any thread).
 void prepare_child(AgentDone& done);
