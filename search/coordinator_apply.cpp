@@ -192,7 +192,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   // agent's thread made (d is not read again).
   NodeRecord child{.hash = d.hash, .origin = kind, .meta = std::move(d.code.meta), .plan = d.plan.text, .created_seq = s.seq + 1};
   EdgeRecord edge{.kind = sel.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand,
-                  .prior = prior_of_plan_data(d.plan.data),
+                  .prior = d.plan.data.is_object() ? d.plan.prior : 1.0,  // prior_of_plan_data(d.plan.data): prepare_child put it there
                   .plan = d.plan.text,
                   .plan_data = std::move(d.plan.data),
                   .seq = s.seq + 1};

@@ -13,7 +13,7 @@ int VariantGraph::add_root(NodeRecord root) {
   if (size() != 0) throw std::logic_error("the graph already has a root");
   root.id = 0;
   root.depth = 0;
-  by_hash_.emplace(hash_key_(root.hash), 0);
+  by_hash_.insert(hash_key_(root.hash), 0);
   tree_parent_.push_back(-1);
   expand_out_.push_back(0);
   reaches_cycle_.push_back(0);
@@ -32,14 +32,14 @@ VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRec
     added.new_node = true;
     node.id = added.node;
     node.depth = this->node(parent).depth + 1;
-    by_hash_.emplace(key, added.node);
+    by_hash_.insert(key, added.node);
     tree_parent_.push_back(parent);
     expand_out_.push_back(0);
     reaches_cycle_.push_back(0);
     // Boost copies a property it is given: add a default one (no allocation) and move ours in.
     g_[boost::add_vertex(g_)] = std::move(node);
   }
-  if (edge(parent, added.node)) return added;
+  if (!added.new_node && edge(parent, added.node)) return added;  // a new node has no edges yet
   added.closes_cycle = !added.new_node && reaches(added.node, parent);
   link.parent = parent;
   link.child = added.node;
@@ -70,9 +70,8 @@ uint64_t VariantGraph::default_hash_key(const std::string& hash) { return std::h
 std::optional<int> VariantGraph::find(const std::string& hash) const { return find(hash, hash_key_(hash)); }
 
 std::optional<int> VariantGraph::find(const std::string& hash, uint64_t key) const {
-  for (auto [it, end] = by_hash_.equal_range(key); it != end; ++it)
-    if (node(it->second).hash == hash) return it->second;
-  return std::nullopt;
+  const int id = by_hash_.find(key, [&](int n) { return node(n).hash == hash; });
+  return id >= 0 ? std::optional<int>(id) : std::nullopt;
 }
 
 EdgeRecord* VariantGraph::edge(int parent, int child) {

@@ -7,11 +7,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "search/hash_index.hpp"
 #include "search/records.hpp"
 
 namespace kmcts {
@@ -105,7 +105,7 @@ class VariantGraph {
   HashKey hash_key_;
   // Nodes by a 64-bit key of their hash (colliding keys compared by the node's hash): the
   // index keeps no second copy of every hash string.
-  std::unordered_multimap<uint64_t, int> by_hash_;
+  HashIndex by_hash_;
   std::vector<int> tree_parent_;  // first parent of each node, -1 for the root
   std::vector<int> expand_out_;   // out-edges of kind expand, per node (kinds never change)
   std::vector<char> reaches_cycle_;  // per node, see reaches_cycle()

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "search/canonical.hpp"
+#include "search/hash_index.hpp"
 #include "search/variant_graph.hpp"
 
 using namespace kmcts;
@@ -37,6 +38,23 @@ TEST_CASE("graph: hashes that share an index key stay apart, and each is found a
   CHECK(g.find(canonical_hash("a")) == a.node);
   CHECK_FALSE(g.find(canonical_hash("c")).has_value());
   CHECK(g.size() == 3);
+}
+
+TEST_CASE("hash index: every node is found again across growth, colliding keys and keys alike in their low bits") {
+  HashIndex index;
+  CHECK(index.find(1, [](int) { return true; }) == -1);  // empty
+  // Keys that differ only above bit 40 (a mask of the low bits would pile them up), three
+  // nodes per key (told apart by the predicate), and enough of them to double the array often.
+  constexpr int kKeys = 3000;
+  auto key_of = [](int k) { return static_cast<uint64_t>(k) << 40; };
+  for (int n = 0; n < 3 * kKeys; ++n) index.insert(key_of(n % kKeys), n);
+  CHECK(index.size() == 3 * kKeys);
+  for (int n = 0; n < 3 * kKeys; ++n) {
+    INFO("node ", n);
+    REQUIRE(index.find(key_of(n % kKeys), [n](int m) { return m == n; }) == n);
+  }
+  CHECK(index.find(key_of(kKeys + 5), [](int) { return true; }) == -1);  // a key never filed
+  CHECK(index.find(key_of(7), [](int m) { return m == 8; }) == -1);      // filed, but not that node
 }
 
 TEST_CASE("graph: the same source reached twice is one node with two incoming edges") {
