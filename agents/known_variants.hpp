@@ -35,8 +35,9 @@ class KnownVariants {
     shard.points.insert(std::move(key));
   }
   /// True if a variant with exactly these params is known.
-  bool contains(const nlohmann::json& params) const {
-    const std::string key = params.dump();
+  bool contains(const nlohmann::json& params) const { return contains_key(params.dump()); }
+  /// True if a variant with this key (the dump of its params, as key_of() gives) is known.
+  bool contains_key(const std::string& key) const {
     const Shard& shard = shard_of(key);
     std::shared_lock lock(shard.mutex);
     return shard.points.count(key) != 0;

@@ -331,6 +331,7 @@ TunableSpace TunableSpace::from_json(const json& j, const std::string& origin) {
     if (!holds)
       throw InputError(fmt::format("{}: key 'default' breaks constraints[{}] '{}'", origin, i, space.constraints_[i]));
   }
+  space.prepare_point_texts();
   return space;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,33 @@ class TunableSpace {
   static nlohmann::json to_json(const SpacePoint& point);
   static SpacePoint point_from_json(const nlohmann::json& j);
 
+  // --- points as value indices (space_indices.cpp) ---------------------------------------
+  // The rule planner weighs a few hundred candidate points per call; as maps of JSON each cost
+  // allocations and a JSON dump, as index vectors none (the planner's per-call cost, which the
+  // engine benchmark's agent threads paid, was 1.7M instructions).
+
+  /// One value index per parameter, in params() order.
+  using Indices = std::vector<int>;
+  /// The point's indices; nullopt unless it names exactly the parameters, each with a listed
+  /// value (constraints are not checked).
+  std::optional<Indices> indices_of(const SpacePoint& point) const;
+  /// The point at these indices (each in range).
+  SpacePoint point_at(const Indices& indices) const;
+  /// Appends to_json(point_at(indices)).dump() to `out`, from texts prepared at load: the
+  /// point's canonical text (KnownVariants' key), without building JSON.
+  void append_point_text(const Indices& indices, std::string& out) const;
+  /// valid(point_at(indices)) for indices in range: whether every constraint holds.
+  bool valid_at(const Indices& indices) const;
+
  private:
+  void prepare_point_texts();
   std::vector<SpaceParam> params_;
   std::vector<std::string> constraints_;  // expressions over parameter names, e.g. "BM % UNROLL == 0"
   SpacePoint default_point_;
+  // append_point_text()'s parts: the parameters in key order (JSON objects dump their keys
+  // sorted), and per parameter and value the text `"NAME":VALUE`.
+  std::vector<size_t> text_order_;
+  std::vector<std::vector<std::string>> value_texts_;
 };
 
 /// Evaluates an integer expression with + - * / % ( ) comparisons && || ! over the point's

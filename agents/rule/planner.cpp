@@ -37,18 +37,17 @@ enum Pool { kStep = 0, kPair = 1, kJump = 2 };
 constexpr std::array<double, 3> kPrior = {1.0, 0.5, 0.25};
 constexpr std::array<const char*, 3> kPoolName = {"step", "pair", "jump"};
 
+// A candidate: the parent's point with one or two parameters moved (by index in their value
+// lists), so that weighing a few hundred of them allocates nothing per candidate.
 struct Move {
-  SpacePoint point;
   Pool pool;
+  int a = -1, value_a = -1;  // the parameter moved, and its new value's index
+  int b = -1, value_b = -1;  // a pair's second parameter (-1 otherwise)
+  void apply(TunableSpace::Indices& point) const {
+    point[static_cast<size_t>(a)] = value_a;
+    if (b >= 0) point[static_cast<size_t>(b)] = value_b;
+  }
 };
-
-// The adjacent values of parameter `index` at `point` (one or two of them).
-std::vector<json> neighbours(const SpaceParam& param, int index) {
-  std::vector<json> out;
-  if (index > 0) out.push_back(param.values[index - 1]);
-  if (index + 1 < static_cast<int>(param.values.size())) out.push_back(param.values[index + 1]);
-  return out;
-}
 
 class RulePlanner final : public SpacePlanner {
  public:
@@ -68,15 +67,18 @@ class RulePlanner final : public SpacePlanner {
                                  context.parent.id, TunableSpace::to_json(*start).dump());
       return result;
     }
+    const TunableSpace::Indices origin = *space->indices_of(*start);  // valid: a point of the space
 
-    std::set<SpacePoint> seen{*start};
+    // Points already tried from here (the parent itself is no candidate: each moves something).
+    std::set<TunableSpace::Indices> seen;
     for (const auto& child : context.tried) {
       std::string ignored;  // a tried child without params (e.g. an LLM child) excludes nothing
-      if (auto p = params_of(child, "rule planner", ignored)) seen.insert(*p);
+      if (auto p = params_of(child, "rule planner", ignored))
+        if (auto indices = space->indices_of(*p)) seen.insert(std::move(*indices));  // other points match no candidate
     }
 
     std::array<std::vector<Move>, 3> pools;
-    enumerate(*space, *start, seen, context.known.get(), pools);
+    enumerate(*space, origin, seen, context.known.get(), pools);
 
     CounterRng rng = context.rng;
     for (int slot = 0; slot < context.count; ++slot) {
@@ -84,7 +86,7 @@ class RulePlanner final : public SpacePlanner {
       if (pools[pool].empty()) break;  // every pool is exhausted
       auto& moves = pools[pool];
       size_t pick = static_cast<size_t>(rng.below(moves.size()));
-      result.plans.push_back(make_plan(*space, *start, moves[pick]));
+      result.plans.push_back(make_plan(*space, *start, origin, moves[pick]));
       moves.erase(moves.begin() + static_cast<std::ptrdiff_t>(pick));  // pools are disjoint: distinct plans
     }
     if (result.plans.empty())
@@ -94,35 +96,39 @@ class RulePlanner final : public SpacePlanner {
 
   // Fills the three pools in space order (the order matters only for determinism).
   // `known`: points anywhere in the graph (no new information there); may be null.
-  static void enumerate(const TunableSpace& space, const SpacePoint& start, const std::set<SpacePoint>& seen,
-                        const KnownVariants* known,
+  static void enumerate(const TunableSpace& space, const TunableSpace::Indices& origin,
+                        const std::set<TunableSpace::Indices>& seen, const KnownVariants* known,
                         std::array<std::vector<Move>, 3>& pools) {
-    auto offer = [&](SpacePoint p, Pool pool) {
-      if (!seen.count(p) && space.valid(p) && !(known && known->contains(TunableSpace::to_json(p))))
-        pools[pool].push_back(Move{std::move(p), pool});
+    TunableSpace::Indices point = origin;  // each candidate in turn: moved, weighed, moved back
+    std::string key;
+    auto offer = [&](const Move& move) {
+      move.apply(point);
+      bool fresh = !seen.count(point) && space.valid_at(point);
+      if (fresh && known) {
+        key.clear();
+        space.append_point_text(point, key);
+        fresh = !known->contains_key(key);
+      }
+      if (fresh) pools[move.pool].push_back(move);
+      point[static_cast<size_t>(move.a)] = origin[static_cast<size_t>(move.a)];
+      if (move.b >= 0) point[static_cast<size_t>(move.b)] = origin[static_cast<size_t>(move.b)];
     };
     const auto& params = space.params();
-    for (size_t a = 0; a < params.size(); ++a) {
-      int ia = space.index_of(params[a].name, start.at(params[a].name));
-      for (const json& v : neighbours(params[a], ia)) {
-        SpacePoint p = start;
-        p[params[a].name] = v;
-        offer(p, kStep);
-        for (size_t b = a + 1; b < params.size(); ++b) {
-          int ib = space.index_of(params[b].name, start.at(params[b].name));
-          for (const json& w : neighbours(params[b], ib)) {
-            SpacePoint q = p;
-            q[params[b].name] = w;
-            offer(q, kPair);
-          }
+    const int n = static_cast<int>(params.size());
+    auto values = [&](int param) { return static_cast<int>(params[static_cast<size_t>(param)].values.size()); };
+    for (int a = 0; a < n; ++a) {
+      const int ia = origin[static_cast<size_t>(a)];
+      for (int va : {ia - 1, ia + 1}) {  // the adjacent values, in list order
+        if (va < 0 || va >= values(a)) continue;
+        offer(Move{kStep, a, va});
+        for (int b = a + 1; b < n; ++b) {
+          const int ib = origin[static_cast<size_t>(b)];
+          for (int vb : {ib - 1, ib + 1})
+            if (vb >= 0 && vb < values(b)) offer(Move{kPair, a, va, b, vb});
         }
       }
-      for (int k = 0; k < static_cast<int>(params[a].values.size()); ++k) {
-        if (ia >= 0 && std::abs(k - ia) <= 1) continue;  // itself or a step
-        SpacePoint p = start;
-        p[params[a].name] = params[a].values[k];
-        offer(p, kJump);
-      }
+      for (int k = 0; k < values(a); ++k)
+        if (std::abs(k - ia) > 1) offer(Move{kJump, a, k});  // not itself, not a step
     }
   }
 
@@ -134,13 +140,17 @@ class RulePlanner final : public SpacePlanner {
     return wanted;
   }
 
-  static Plan make_plan(const TunableSpace& space, const SpacePoint& start, const Move& move) {
+  static Plan make_plan(const TunableSpace& space, const SpacePoint& start, const TunableSpace::Indices& origin,
+                        const Move& move) {
+    TunableSpace::Indices moved = origin;
+    move.apply(moved);
+    const SpacePoint point = space.point_at(moved);
     Plan plan;
-    plan.text = describe_move(space, start, move.point);
+    plan.text = describe_move(space, start, point);
     plan.prior = kPrior[move.pool];
     json set = json::object(), from = json::object();
-    for (const auto& name : changed_params(space, start, move.point)) {
-      set[name] = move.point.at(name);
+    for (const auto& name : changed_params(space, start, point)) {
+      set[name] = point.at(name);
       from[name] = start.at(name);
     }
     plan.data = {{"set", set}, {"from", from}, {"move", kPoolName[move.pool]}};

@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 
@@ -159,6 +161,32 @@ TEST_CASE("rule planner: skips tried points and reports exhaustion") {
   PlanResult none = planner->propose(c);
   CHECK(none.plans.empty());
   CHECK(none.error.find("tried") != std::string::npos);
+}
+
+TEST_CASE("rule planner: asked for enough plans, proposes every valid step, pair and jump once (brute force)") {
+  Problem p = tiny_problem();
+  const TunableSpace& space = *p.space;
+  const SpacePoint start = space.default_point();
+  // Each point of the space, classified by hand: one parameter moved to an adjacent value is a
+  // step, to another value a jump; two parameters each moved to an adjacent value, a pair.
+  std::map<SpacePoint, std::string> expected;
+  space.for_each_point([&](const SpacePoint& q) {
+    if (!space.valid(q)) return;
+    int moved = 0, adjacent = 0;
+    for (const auto& param : space.params()) {
+      const int from = space.index_of(param.name, start.at(param.name)), to = space.index_of(param.name, q.at(param.name));
+      moved += from != to;
+      adjacent += std::abs(from - to) == 1;
+    }
+    if (moved == 1) expected[q] = adjacent == 1 ? "step" : "jump";
+    if (moved == 2 && adjacent == 2) expected[q] = "pair";
+  });
+  REQUIRE(expected.size() > 5);
+  PlanResult all = PlannerRegistry::instance().create("planner", "rule", Config())->propose(context_for(p, 1000, 5));
+  std::map<SpacePoint, std::string> proposed;
+  for (const Plan& plan : all.plans) proposed[apply_plan(start, plan)] = plan.data.at("move").get<std::string>();
+  CHECK(all.plans.size() == proposed.size());
+  CHECK(proposed == expected);
 }
 
 TEST_CASE("rule planner: skips points known anywhere in the graph, not only the parent's children") {

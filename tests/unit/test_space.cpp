@@ -257,3 +257,44 @@ TEST_CASE("space: for_each_point visits the whole product once, the last paramet
 }
 
 }  // namespace kmcts
+
+namespace kmcts {
+
+TEST_CASE("space: points as indices round-trip, and their text is the JSON dump of the point") {
+  // Names out of key order and string values that JSON must escape: the text is built from
+  // parts prepared at load, and must still equal what to_json(point).dump() writes.
+  TunableSpace space = TunableSpace::from_json(json::parse(R"({
+    "params": [
+      {"name": "ZETA", "values": [1, -2, 300]},
+      {"name": "ALPHA", "values": ["a\"b", "c\\d", "e\nf"]},
+      {"name": "MID", "values": [7, 8]}
+    ],
+    "constraints": ["ZETA != 300 || MID == 8"]
+  })"),
+                                               "indices/space.json");
+  int points = 0;
+  space.for_each_point([&](const SpacePoint& point) {
+    ++points;
+    auto indices = space.indices_of(point);
+    REQUIRE(indices.has_value());
+    CHECK(space.point_at(*indices) == point);
+    std::string text = "prefix";
+    space.append_point_text(*indices, text);
+    CHECK(text == "prefix" + TunableSpace::to_json(point).dump());
+    CHECK(space.valid_at(*indices) == space.valid(point));
+  });
+  CHECK(points == 18);
+  SpacePoint p = space.default_point();
+  CHECK(space.indices_of(p) == TunableSpace::Indices{0, 0, 0});  // params() order, not key order
+  SpacePoint unlisted = p, extra = p, missing = p;
+  unlisted["MID"] = 9;
+  extra["OTHER"] = 1;
+  missing.erase("ZETA");
+  CHECK_FALSE(space.indices_of(unlisted).has_value());
+  CHECK_FALSE(space.indices_of(extra).has_value());
+  CHECK_FALSE(space.indices_of(missing).has_value());
+  CHECK_FALSE(space.valid_at({2, 0, 0}));  // ZETA 300 needs MID 8
+  CHECK(space.valid_at({2, 0, 1}));
+}
+
+}  // namespace kmcts
