@@ -193,6 +193,10 @@ void RunStore::Transaction::commit() {
 }
 
 // --- writes ---------------------------------------------------------------------------------
+// A write of one SQL statement needs no savepoint of its own: SQLite undoes a failed statement's
+// changes by itself, inside a transaction or out of one. A savepoint per write cost the store
+// writer's thread a copy of each page it touched into the statement journal; only writes of a
+// statement and a file (update_config, finish) still take one.
 
 void RunStore::put_source(const std::string& hash, const std::string& source) {
   detail::check_hash(hash);
@@ -202,18 +206,15 @@ void RunStore::put_source(const std::string& hash, const std::string& source) {
 }
 
 void RunStore::add_node(const NodeRecord& n) {
-  Transaction tx(*this);
   auto& st = impl_->insert_node;
   st.bind(1, n.id).bind(2, n.hash).bind(3, to_string(n.status)).bind(4, n.verdict);
   st.bind(5, n.origin).bind(6, n.depth).bind(7, n.speedup).bind(8, n.median_ns);
   st.bind(9, n.reward).bind(10, n.visits).bind(11, n.value_sum).bind(12, n.debug_attempts);
   st.bind(13, n.meta.dump()).bind(14, n.plan).bind(15, n.created_seq);
   st.run();
-  tx.commit();
 }
 
 void RunStore::update_node(const NodeRecord& n) {
-  Transaction tx(*this);
   auto& st = impl_->update_node;
   st.bind(1, to_string(n.status)).bind(2, n.verdict).bind(3, n.speedup).bind(4, n.median_ns);
   st.bind(5, n.reward).bind(6, n.visits).bind(7, n.value_sum).bind(8, n.debug_attempts);
@@ -222,33 +223,26 @@ void RunStore::update_node(const NodeRecord& n) {
   if (impl_->db.changes() != 1)
     throw RunError("update of unknown node #" + std::to_string(n.id) + " in " +
                    impl_->db.file().string());
-  tx.commit();
 }
 
 void RunStore::update_node_visits(int id, int visits, double value_sum, int debug_attempts) {
-  Transaction tx(*this);
   impl_->update_visits.bind(1, visits).bind(2, value_sum).bind(3, debug_attempts).bind(4, id).run();
   if (impl_->db.changes() != 1)
     throw RunError("update of unknown node #" + std::to_string(id) + " in " + impl_->db.file().string());
-  tx.commit();
 }
 
 void RunStore::add_edge(const EdgeRecord& e) {
-  Transaction tx(*this);
   auto& st = impl_->insert_edge;
   st.bind(1, e.parent).bind(2, e.child).bind(3, to_string(e.kind)).bind(4, e.plan);
   st.bind(5, e.plan_data.dump()).bind(6, e.transposition).bind(7, e.visits).bind(8, e.seq);
   st.run();
-  tx.commit();
 }
 
 void RunStore::update_edge_visits(int parent, int child, int visits) {
-  Transaction tx(*this);
   impl_->update_edge.bind(1, visits).bind(2, parent).bind(3, child).run();
   if (impl_->db.changes() != 1)
     throw RunError("update of unknown edge #" + std::to_string(parent) + " -> #" +
                    std::to_string(child) + " in " + impl_->db.file().string());
-  tx.commit();
 }
 
 namespace {
@@ -270,7 +264,6 @@ int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
     log_file = "logs/" + name;
     if (!fs::exists(impl_->dir / log_file)) write_file_atomic(impl_->dir / log_file, r.log);
   }
-  Transaction tx(*this);
   auto& st = impl_->insert_evaluation;
   st.bind(1, ev.node).bind(2, ev.seq).bind(3, to_string(r.verdict)).bind(4, r.message);
   st.bind(5, r.speedup).bind(6, r.compile_seconds).bind(7, r.run_seconds);
@@ -285,15 +278,12 @@ int64_t RunStore::add_evaluation(const EvaluationRecord& ev) {
   st.bind(28, json(r.candidate.samples_ns).dump()).bind(29, json(r.reference.samples_ns).dump());
   st.run();
   const int64_t id = impl_->db.last_insert_rowid();
-  tx.commit();
   return id;
 }
 
 void RunStore::append_event(const EventRecord& e) {
-  Transaction tx(*this);
   impl_->insert_event.bind(1, e.seq).bind(2, e.time_s).bind(3, e.kind)
       .bind(4, e.payload.dump()).run();
-  tx.commit();
 }
 
 void RunStore::update_config(const json& effective_config) {
