@@ -191,7 +191,13 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   std::string status = stop_reason == "interrupted" ? "interrupted" : "completed";
   if (stop_reason.empty() && s.evaluations_started < s.settings.budget) stop_reason = "search space exhausted before the budget";
   s.flush(g);
+  // The writer's backlog first (at simulation rates it can be seconds of writes): its CPU and
+  // how long the search waited for it go into the summary.
+  const double drain_start = s.elapsed();
+  s.writer.sync();
   auto summary = summarize(s, g, status, stop_reason);
+  summary["store_writer_cpu_seconds"] = s.writer.cpu_seconds();
+  summary["store_writer_drain_seconds"] = s.elapsed() - drain_start;
   summary["coordinator_cpu_seconds"] = thread_cpu_seconds() - cpu_start;
   summary["coordinator_system_cpu_seconds"] = thread_cpu_split().system - split_start.system;
   summary["coordinator_sleeps"] = sleeps;

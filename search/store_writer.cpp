@@ -3,6 +3,8 @@
 #include <chrono>
 #include <memory>
 
+#include "core/clock.hpp"
+
 namespace kmcts {
 
 using Clock = std::chrono::steady_clock;
@@ -114,6 +116,7 @@ void StoreWriter::run() {
       group.reset();
     }
 
+    cpu_seconds_.store(thread_cpu_seconds(), std::memory_order_relaxed);
     lock.lock();
     if (failed && !error_) error_ = failed, failed_.store(true, std::memory_order_release);
     if (failed) queue_.clear();

@@ -57,6 +57,9 @@ class StoreWriter {
   /// Rethrows the first error of a write, if there was one; does not wait.
   void check();
   RunStore& store() { return store_; }
+  /// CPU seconds the writer thread has spent so far (updated after each pass over the queue):
+  /// its cost per event, which the engine benchmark reports beside the coordinator's.
+  double cpu_seconds() const { return cpu_seconds_.load(std::memory_order_relaxed); }
 
  private:
   struct Item {
@@ -79,6 +82,7 @@ class StoreWriter {
   uint64_t sync_target_ = 0;             // a sync() waits until committed_ reaches it
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};  // error_ is set (read by check() without the lock)
+  std::atomic<double> cpu_seconds_{0};
   std::thread thread_;
 };
 

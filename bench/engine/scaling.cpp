@@ -25,6 +25,8 @@ struct Row {
   double coordinator_wait_s = 0;  // of it, waiting for completions (polling, sleeps, wake-ups)
   double coordinator_system_s = 0;  // of it, in the kernel (hand-offs: futex wake and wait, context switches)
   long coordinator_sleeps = 0;   // waits for a completion that went to sleep (each costs a wake-up)
+  double writer_cpu_s = 0;       // the store writer thread's CPU time (SQLite, JSON): its cost per event
+  double writer_drain_s = 0;     // how long the run waited at its end for the writer's backlog
   int max_depth = 0;             // deepest node: selection and backup walk paths this long
   std::string stop;
   std::vector<double> us_per_event;  // per decile of the run's events
@@ -56,6 +58,8 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   row.coordinator_sleeps = summary.value("coordinator_sleeps", 0L);
   row.coordinator_system_s = summary.value("coordinator_system_cpu_seconds", 0.0);
   row.coordinator_wait_s = summary.value("coordinator_wait_cpu_seconds", 0.0);
+  row.writer_cpu_s = summary.value("store_writer_cpu_seconds", 0.0);
+  row.writer_drain_s = summary.value("store_writer_drain_seconds", 0.0);
   const nlohmann::json marks = summary.value("coordinator_cpu_marks", nlohmann::json::array());
   for (size_t i = 1; i < marks.size(); ++i) {
     const double events = std::max(1.0, marks[i][0].get<double>() - marks[i - 1][0].get<double>());
@@ -83,8 +87,8 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
 nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch) {
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
-      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | of it in the kernel | coordinator sleeps/event | coordinator CPU us/event, first tenth | last tenth | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "| budget N | nodes | max depth | events | wall s | coordinator CPU us/event | of it waiting | of it handling | of it in the kernel | coordinator sleeps/event | coordinator CPU us/event, first tenth | last tenth | writer CPU us/event | writer drain s | wall us/event (all) | first 10% | 50-60% | last 10% | last/first | stop |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (int n : options.nodes) {
     fmt::print(stderr, "scaling: N = {} ...\n", n);
     Row row = run_one(options, scratch, n);
@@ -96,12 +100,13 @@ nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch
     const double kernel = 1e6 * row.coordinator_system_s / std::max(1, row.events);
     const double cpu_first = row.cpu_by_tenth.empty() ? 0.0 : row.cpu_by_tenth.front();
     const double cpu_last = row.cpu_by_tenth.empty() ? 0.0 : row.cpu_by_tenth.back();
-    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
-                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, kernel, sleeps, cpu_first, cpu_last, all, first, row.us_per_event[5], last, last / first,
+    const double writer = 1e6 * row.writer_cpu_s / std::max(1, row.events);
+    table += fmt::format("| {} | {} | {} | {} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.2f} | {:.1f} | {:.1f} | {:.1f} | {:.1f} | {:.0f} | {:.0f} | {:.0f} | {:.0f} | {:.1f}x | {} |\n", n, row.nodes,
+                         row.max_depth, row.events, row.wall_s, cpu, wait, cpu - wait, kernel, sleeps, cpu_first, cpu_last, writer, row.writer_drain_s, all, first, row.us_per_event[5], last, last / first,
                          row.stop.empty() ? "budget" : row.stop);
     rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
                     {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"coordinator_sleeps_per_event", sleeps}, {"coordinator_wait_cpu_us_per_event", wait},
-                    {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"coordinator_system_cpu_us_per_event", kernel}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
+                    {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"writer_cpu_us_per_event", writer}, {"writer_drain_s", row.writer_drain_s}, {"coordinator_system_cpu_us_per_event", kernel}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
                     {"coordinator_cpu_us_per_event_by_tenth", row.cpu_by_tenth}, {"wall_us_per_event_by_tenth", row.wall_by_tenth},
                     {"coordinator_sleeps_per_event_by_tenth", row.sleeps_by_tenth}, {"stop", row.stop}});
   }
