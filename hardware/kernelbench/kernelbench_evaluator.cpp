@@ -1,6 +1,5 @@
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
 
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -220,11 +219,10 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   // A stored file is used only if it still holds this source (a candidate runs as our user
   // and could have rewritten another's file, the screen-exempt seed's included).
   const bool stored = fs::exists(file) && sha256_hex(read_file(file)) == b.source_hash;
-  if (!stored) {
-    const fs::path part = file.string() + ".part";
-    std::ofstream(part, std::ios::binary) << source;
-    fs::rename(part, file);  // whole files only, whoever else writes the same candidate
-  }
+  // Whole files only, whoever else writes the same candidate: the temp name is this process's
+  // and this write's alone (one shared '.part' name let two MPI worker ranks of one host race,
+  // and the second rename failed the seed's evaluation).
+  if (!stored) write_file_atomic(file, source);
   b.artifact = file.string();
   b.ok = true;
   if (warm_) warm_->prestart();  // torch's start overlaps the builds
