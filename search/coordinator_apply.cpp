@@ -82,11 +82,6 @@ void prepare_child(AgentDone& done) {
   done.plan_data = std::make_shared<const nlohmann::json>(done.plan.data);
 }
 
-// On the agent's thread: hashing, copying and writing the new source keep the coordinator free.
-void store_source(State& s, AgentDone& done) {
-  prepare_child(done);
-  if (done.code.ok) s.store.put_source(done.hash, done.code.source);
-}
 
 void start_agents(State& s, VariantGraph& g, Selection sel) {
   sel.trial = ++s.trials;
@@ -112,7 +107,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
       try {
         done.code = s.parts.debugger->repair(ctx);
         done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
-        store_source(s, done);
+        prepare_child(done);  // on the agent's thread: hashing and copying keep the coordinator free
       } catch (const std::exception& e) {
         done.error = e.what();
       }
@@ -153,7 +148,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
         done.code = s.parts.coder->write(s.problem, ctx.parent, *chosen);
         planning.add(done.code.usage);
         done.code.usage = std::move(planning);
-        store_source(s, done);
+        prepare_child(done);  // on the agent's thread: hashing and copying keep the coordinator free
       }
     } catch (const std::exception& e) {
       done.error = e.what();
@@ -206,7 +201,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     s.known->add_key(std::move(d.known_key));
     State::at_node(s.metas, added.node) = d.meta;
     s.link_plan(n, sel.node);
-    State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));  // its file: the agent's thread
+    State::at_node(s.sources, added.node) = std::make_shared<const std::string>(std::move(d.code.source));
   }
   if (added.new_edge) {
     const EdgeRecord& e = *g.edge(sel.node, added.node);
@@ -226,13 +221,17 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     s.in_flight--;
     persist_path(s, sel.path, added.node);
   }
-  // One write: the new node's row, the new edge's row and the "child" event.
-  s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial, parent, added, kind, node_row = std::move(node_row),
+  // One write: the new node's source file and row, the new edge's row and the "child" event. The
+  // file is the writer's too: a disk that stalls (ext4's journal on a virtual disk did, for
+  // seconds) then delays the store, not the agent calls and with them the search.
+  std::shared_ptr<const std::string> source = added.new_node ? s.source_of(added.node) : nullptr;
+  s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial, parent, added, kind, source = std::move(source), node_row = std::move(node_row),
                   edge_row = std::move(edge_row), hash = std::move(d.hash), meta = std::move(d.meta),
                   plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
                   spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
                   llm_calls = std::move(llm_calls)](RunStore& st) mutable {
     if (added.new_node) {
+      st.put_source(hash, *source);  // before its row: a stored node's source is on disk
       node_row.hash = hash, node_row.origin = kind, node_row.plan = plan, node_row.meta = *meta;
       st.add_node(node_row);
     }

@@ -8,8 +8,10 @@
 //   RUN_DIR/logs/<sha256>.log    large evaluation logs, named by content hash
 //
 // One RunStore per run directory; writes come from one thread (during a search, the
-// StoreWriter's; put_source from any). Every write is atomic on its own; wrap several in a RunStore::Transaction to commit them together (and
-// faster). SQLite runs in WAL mode, so `kmcts show` can read a run that is still going.
+// StoreWriter's, which writes the sources of new nodes too; put_source may be called from any).
+// Every write is atomic on its own; wrap several in a RunStore::Transaction to commit them
+// together (and faster). SQLite runs in WAL mode, so `kmcts show` can read a run that is still
+// going.
 #include <filesystem>
 #include <memory>
 #include <optional>
