@@ -1,6 +1,5 @@
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
 
-
 #include <fmt/format.h>
 
 #include "core/error.hpp"
