@@ -38,7 +38,7 @@ nlohmann::json run_pipeline(const PipelineOptions& options, double time_scale, c
   nlohmann::json rows = nlohmann::json::array();
   std::string table =
       "| case | agent slots | workers (trials) | compile slots | measure slots | agent s | compile s | measure s | "
-      "ideal/s | measured/s | measured/ideal |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "ideal/s | measured/s | measured/ideal | agent calls per evaluation |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   const double k = time_scale;
   for (const Case& c : kCases) {
     fmt::print(stderr, "pipeline (scale {:g}): {} ...\n", k, c.name);
@@ -77,15 +77,20 @@ nlohmann::json run_pipeline(const PipelineOptions& options, double time_scale, c
       measured = k * static_cast<double>(b - a) / (times[b] - times[a]);  // back to simulated time
     }
     const double whole = k * static_cast<double>(times.size()) / summary.value("wall_seconds", 1.0);
-    table += fmt::format("| {} | {} | {} | {} | {} | {:g}-{:g} | {:g} | {:g} | {:.2f} | {:.2f} | {:.3f} |\n",
+    // An agent call whose variant is already in the graph (two calls in flight proposed the
+    // same one) or that proposes nothing ends without an evaluation: it kept an agent slot busy
+    // for nothing the ideal counts.
+    const double calls_per_eval = summary.value("agent_calls", 0.0) / std::max(1.0, summary.value("evaluations", 0.0));
+    table += fmt::format("| {} | {} | {} | {} | {} | {:g}-{:g} | {:g} | {:g} | {:.2f} | {:.2f} | {:.3f} | {:.3f} |\n",
                          c.name, c.agent_slots, c.workers, c.compile_slots, c.measure_slots, c.agent_min_s, c.agent_max_s,
-                         c.compile_s, c.measure_s, ideal, measured, measured / ideal);
+                         c.compile_s, c.measure_s, ideal, measured, measured / ideal, calls_per_eval);
     rows.push_back({{"case", c.name}, {"agent_slots", c.agent_slots}, {"workers", c.workers}, {"compile_slots", c.compile_slots},
                     {"measure_slots", c.measure_slots}, {"agent_s", {c.agent_min_s, c.agent_max_s}},
                     {"compile_s", c.compile_s}, {"measure_s", c.measure_s}, {"ideal_per_s", ideal},
                     {"measured_per_s", measured},
                     {"whole_run_per_s", whole}, {"evaluations", summary.value("evaluations", 0)},
-                    {"wall_s", summary.value("wall_seconds", 0.0)}, {"utilization", measured / ideal}});
+                    {"wall_s", summary.value("wall_seconds", 0.0)}, {"utilization", measured / ideal},
+                    {"agent_calls", summary.value("agent_calls", 0)}, {"transpositions", summary.value("transpositions", 0)}});
   }
   return {{"rows", rows}, {"table", table}, {"time_scale", k}};
 }
