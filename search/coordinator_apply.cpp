@@ -82,7 +82,6 @@ void prepare_child(AgentDone& done) {
   done.plan_data = std::make_shared<const nlohmann::json>(done.plan.data);
 }
 
-
 void start_agents(State& s, VariantGraph& g, Selection sel) {
   sel.trial = ++s.trials;
   s.in_flight++;
