@@ -84,6 +84,11 @@ TEST_CASE("search: spends exactly its budget and the store holds every evaluatio
     for (size_t k = 0; k < 4; ++k) CHECK(marks[i][k].get<double>() >= marks[i - 1][k].get<double>());
   CHECK(marks.back()[0].get<size_t>() <= store->events().size());
   CHECK(marks.back()[1].get<double>() <= summary["coordinator_cpu_seconds"].get<double>());
+  // The store writer's thread did the run's writes (the source files among them), and the run
+  // waited for its backlog before the summary: both within the run's wall time.
+  CHECK(summary["store_writer_cpu_seconds"].get<double>() > 0);
+  CHECK(summary["store_writer_drain_seconds"].get<double>() >= 0);
+  CHECK(summary["store_writer_drain_seconds"].get<double>() <= summary["wall_seconds"].get<double>());
   fs::remove_all(dir);
 }
 
