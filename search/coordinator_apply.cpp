@@ -222,15 +222,17 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   }
   // One write: the new node's source file and row, the new edge's row and the "child" event. The
   // file is the writer's too: a disk that stalls (ext4's journal on a virtual disk did, for
-  // seconds) then delays the store, not the agent calls and with them the search.
-  std::shared_ptr<const std::string> source = added.new_node ? s.source_of(added.node) : nullptr;
+  // seconds) then delays the store, not the agent calls and with them the search. A file that
+  // cannot be written is a store error, which stops the run (resumable), as a row would. A
+  // replay writes no files: its sources are the recorded run's.
+  std::shared_ptr<const std::string> source = added.new_node && !s.replaying ? s.source_of(added.node) : nullptr;
   s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial, parent, added, kind, source = std::move(source), node_row = std::move(node_row),
                   edge_row = std::move(edge_row), hash = std::move(d.hash), meta = std::move(d.meta),
                   plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
                   spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
                   llm_calls = std::move(llm_calls)](RunStore& st) mutable {
     if (added.new_node) {
-      st.put_source(hash, *source);  // before its row: a stored node's source is on disk
+      if (source) st.put_source(hash, *source);  // before its row: a stored node's source is on disk
       node_row.hash = hash, node_row.origin = kind, node_row.plan = plan, node_row.meta = *meta;
       st.add_node(node_row);
     }
