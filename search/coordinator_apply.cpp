@@ -106,7 +106,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
       try {
         done.code = s.parts.debugger->repair(ctx);
         done.plan.text = done.code.meta.value("plan", fmt::format("repair #{} ({})", sel.node, ctx.failed.result ? to_string(ctx.failed.result->verdict) : "?"));
-        prepare_child(done);  // on the agent's thread: hashing and copying keep the coordinator free
+        prepare_child(done);
       } catch (const std::exception& e) {
         done.error = e.what();
       }
@@ -147,7 +147,7 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
         done.code = s.parts.coder->write(s.problem, ctx.parent, *chosen);
         planning.add(done.code.usage);
         done.code.usage = std::move(planning);
-        prepare_child(done);  // on the agent's thread: hashing and copying keep the coordinator free
+        prepare_child(done);
       }
     } catch (const std::exception& e) {
       done.error = e.what();

@@ -47,6 +47,10 @@ struct Move {
     point[static_cast<size_t>(a)] = value_a;
     if (b >= 0) point[static_cast<size_t>(b)] = value_b;
   }
+  void undo(TunableSpace::Indices& point, const TunableSpace::Indices& origin) const {
+    point[static_cast<size_t>(a)] = origin[static_cast<size_t>(a)];
+    if (b >= 0) point[static_cast<size_t>(b)] = origin[static_cast<size_t>(b)];
+  }
 };
 
 class RulePlanner final : public SpacePlanner {
@@ -110,8 +114,7 @@ class RulePlanner final : public SpacePlanner {
         fresh = !known->contains_key(key);
       }
       if (fresh) pools[move.pool].push_back(move);
-      point[static_cast<size_t>(move.a)] = origin[static_cast<size_t>(move.a)];
-      if (move.b >= 0) point[static_cast<size_t>(move.b)] = origin[static_cast<size_t>(move.b)];
+      move.undo(point, origin);
     };
     const auto& params = space.params();
     const int n = static_cast<int>(params.size());

@@ -256,10 +256,6 @@ TEST_CASE("space: for_each_point visits the whole product once, the last paramet
   CHECK(seen == std::vector<std::string>{"1x", "1y", "2x", "2y", "3x", "3y"});
 }
 
-}  // namespace kmcts
-
-namespace kmcts {
-
 TEST_CASE("space: points as indices round-trip, and their text is the JSON dump of the point") {
   // Names out of key order and string values that JSON must escape: the text is built from
   // parts prepared at load, and must still equal what to_json(point).dump() writes.
