@@ -20,6 +20,7 @@ struct KbArgs {
   bool quiet = false;
   bool no_hygiene = false;
   bool no_remeasure = false;
+  bool no_compile_baseline = false;
   MpiArgs mpi;
 };
 
@@ -42,6 +43,7 @@ int run_kb(KbArgs& a) {
   r.progress = !a.quiet;
   r.hygiene = !a.no_hygiene;
   r.remeasure = !a.no_remeasure;
+  r.compile_baseline = !a.no_compile_baseline;
   r.command_line = invocation();
   handle_interrupts("\nkmcts kernelbench: stopping after the searches in flight (Ctrl-C again to quit now)\n",
                     &request_leaderboard_stop);
@@ -72,6 +74,9 @@ Command add_kernelbench(CLI::App& root) {
   cmd->add_flag("--no-remeasure", a->no_remeasure,
                 "Score each problem by its search's own measurement of the best candidate instead of one new, "
                 "independent evaluation of it (biased upwards: the best of many noisy measurements)");
+  cmd->add_flag("--no-compile-baseline", a->no_compile_baseline,
+                "Time the reference in eager mode only: no torch.compile per problem (its build costs seconds to "
+                "minutes), so fast_p and speedups are against eager alone");
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
   add_mpi_options(cmd, a->mpi);
   return [a] { return with_mpi(a->mpi, [&] { return run_kb(*a); }); };

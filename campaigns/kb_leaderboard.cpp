@@ -74,7 +74,9 @@ json leaderboard_summary(const std::vector<json>& problems) {
         s["excessive_speedups"].push_back({{"problem", name}, {"baseline", b}, {"speedup", *v}});
     const json hygiene = r.value("hygiene", json::object());
     const json findings = hygiene.value("findings", json::array());
-    if (!findings.empty() || hygiene.contains("error"))
+    // A problem whose reference cannot run is listed once, with the search that failed on it.
+    const bool evaluated = r.value("status", "") == "completed";
+    if (!findings.empty() || (hygiene.contains("error") && evaluated))
       s["vacuous"].push_back({{"problem", name}, {"findings", findings}, {"error", hygiene.value("error", "")}});
     if (r.value("status", "") != "completed")
       s["failed"].push_back({{"problem", name}, {"status", r.value("status", "")}, {"message", r.value("message", "")}});
@@ -94,6 +96,7 @@ std::string leaderboard_markdown(const json& s, const json& run) {
   for (size_t k = 0; k < std::size(kFastP); ++k) md += "---|";
   md += "---|---|---|\n";
   for (const char* b : kBaselines) {
+    if (std::string(b) == "compile" && !run.value("compile_baseline", true)) continue;  // --no-compile-baseline
     md += fmt::format("| {} |", b);
     for (double p : kFastP) md += fmt::format(" {:.3f} |", s["fast_p"][b].value(p_key(p), 0.0));
     md += fmt::format(" {} | {} | {} |\n", number_or_dash(s["geomean_speedup"][b], "{:.3f}"),
@@ -119,7 +122,7 @@ std::string leaderboard_markdown(const json& s, const json& run) {
              (f.is_object() ? fmt::format("{} ({})", f.value("finding", ""), f.value("detail", "")) : f.dump());
     return fmt::format("{}: {}", it.value("problem", ""), why);
   });
-  list(s["failed"], "Problems without a finished search", [](const json& it) {
+  list(s["failed"], "Problems without a finished search (not evaluable, or interrupted)", [](const json& it) {
     return fmt::format("{}: {} {}", it.value("problem", ""), it.value("status", ""), it.value("message", ""));
   });
   return md;

@@ -29,7 +29,7 @@ json kb_problem_result(const KbProblemFile& file, const fs::path& run_dir, const
   double gpu_seconds = 0;
   for (const auto& e : evaluations) gpu_seconds += e.result.run_seconds;
   r["gpu_seconds"] = gpu_seconds;
-  // The seed is the reference itself renamed ModelNew: correct by construction, so it is
+  // The seed is the reference itself (ModelNew a subclass of Model): correct by construction, so it is
   // reported (a sanity check of the measurement: its speedup should be ~1) but never scored.
   int best = -1;
   for (const auto& n : nodes)

@@ -30,8 +30,12 @@ namespace {
 json campaign_record(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& files) {
   json names = json::array();
   for (const auto& f : files) names.push_back(f.name);
-  return {{"level", r.level},   {"mode", r.mode}, {"budget", r.budget ? json(*r.budget) : json(nullptr)},
-          {"problems", names}, {"kb_root", fs::absolute(r.kb_root).string()}};
+  return {{"level", r.level},
+          {"mode", r.mode},
+          {"budget", r.budget ? json(*r.budget) : json(nullptr)},
+          {"problems", names},
+          {"kb_root", fs::absolute(r.kb_root).string()},
+          {"compile_baseline", r.compile_baseline}};
 }
 
 // A resumed campaign must ask for what the first one did: mixing modes or budgets in one
@@ -57,13 +61,18 @@ Config problem_config(const KbLeaderboardRequest& r, const std::string& gpu) {
   c.set_value("evaluator.name", "kernelbench", "kmcts kernelbench");
   c.set_value("evaluator.kernelbench.device", gpu, "--gpus");
   c.set_value("evaluator.kernelbench.mode", r.mode, "--mode");
-  c.set_value("evaluator.kernelbench.time_compile", true, "kmcts kernelbench");  // fast_p vs compile
+  c.set_value("evaluator.kernelbench.time_compile", r.compile_baseline, "kmcts kernelbench");  // fast_p vs compile
+  if (!r.compile_baseline) c.set_value("evaluator.kernelbench.baseline", "eager", "--no-compile-baseline");
   if (r.budget) c.set_value("search.budget", *r.budget, "--budget");
   return c;
 }
 
 std::string outcome_line(const json& res) {
-  if (!res.value("correct", false)) return fmt::format("no correct candidate ({})", res.value("status", ""));
+  if (!res.value("correct", false)) {
+    const std::string status = res.value("status", ""), message = res.value("message", "");
+    if (status == "completed" || message.empty()) return fmt::format("no correct candidate ({})", status);
+    return fmt::format("not evaluated ({}): {}", status, message);
+  }
   const json sp = res.value("speedup", json::object());
   std::string line = "correct";
   for (const char* b : {"eager", "compile"})

@@ -33,6 +33,7 @@ struct KbLeaderboardRequest {
   std::string hygiene_device;           // where the hygiene check runs ("" = the search's device)
   bool mpi = false;                     // evaluations go to MPI workers (gpus: one entry per slot)
   bool remeasure = true;                // score the best candidate by one new evaluation (kb_remeasure.hpp)
+  bool compile_baseline = true;         // time torch.compile of the reference too (fast_p against it)
   bool progress = true;
   std::string command_line;
 };

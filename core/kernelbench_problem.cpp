@@ -1,7 +1,6 @@
 // KernelBench-format problems: one Python file (Model, get_inputs, get_init_inputs) instead of
 // a folder with problem.json. The kernelbench evaluator runs them; agents see the file.
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -12,6 +11,20 @@
 namespace kmcts {
 
 namespace fs = std::filesystem;
+
+std::string kernelbench_seed_source(const std::string& reference) {
+  // The root of a search is the reference module as it is, with ModelNew a subclass of its
+  // Model: the real files call super(Model, self).__init__() (245 of KernelBench's 250) and
+  // read their own module-level names, so renaming the class would break them. Agents rewrite
+  // this file with kernels of their own.
+  std::string seed = reference;
+  if (!seed.empty() && seed.back() != '\n') seed += '\n';
+  seed +=
+      "\n\n# kmcts seed: the reference itself, as ModelNew.\n"
+      "class ModelNew(Model):\n"
+      "    \"\"\"The reference Model unchanged (the search's root).\"\"\"\n";
+  return seed;
+}
 
 bool is_kernelbench_file(const fs::path& path) { return path.extension() == ".py" && fs::is_regular_file(path); }
 
@@ -32,9 +45,7 @@ Problem load_kernelbench_problem(const fs::path& file) {
   p.kind = "kernelbench";
   p.description = fmt::format("KernelBench-format problem {}", file.filename().string());
   p.raw = {{"kernelbench_file", fs::absolute(file).string()}};
-  // The root of a search: the reference itself as ModelNew (a candidate must define ModelNew
-  // with Model's constructor and forward); agents rewrite it with their own kernels.
-  p.seed_source = std::regex_replace(p.reference_source, std::regex(R"(\bclass Model\()"), "class ModelNew(");
+  p.seed_source = kernelbench_seed_source(p.reference_source);
   return p;
 }
 

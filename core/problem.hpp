@@ -50,9 +50,11 @@ Problem load_problem(const std::filesystem::path& dir);
 /// Whether `path` is a KernelBench-format problem file (a .py file).
 bool is_kernelbench_file(const std::filesystem::path& path);
 /// A KernelBench-format problem: kind "kernelbench", the file as the reference, and as the seed
-/// the same file with Model renamed ModelNew; no tensors, space or template (the harness draws
-/// the inputs with get_inputs). InputError when the file lacks Model, get_inputs or
-/// get_init_inputs.
+/// kernelbench_seed_source(file); no tensors, space or template (the harness draws the inputs
+/// with get_inputs). InputError when the file lacks Model, get_inputs or get_init_inputs.
 Problem load_kernelbench_problem(const std::filesystem::path& file);
+/// The seed of a KernelBench-format problem: the reference file unchanged, plus
+/// `class ModelNew(Model)` with no body of its own.
+std::string kernelbench_seed_source(const std::string& reference);
 
 }  // namespace kmcts

@@ -267,7 +267,7 @@ std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResu
   if (!settings_.time_compile) args.push_back("--no-compile");
   const std::vector<std::string> by_mode =
       settings_.mode == "hardened"
-          // The seed is the reference renamed: it calls the library by construction, and is
+          // The seed is the reference itself: it calls the library by construction, and is
           // never scored, so the screen only records what it finds there.
           ? std::vector<std::string>{"--screen", build.source_hash == seed_hash_ ? "record" : settings_.screen,
                                      "--timer-lib", settings_.timer_lib}

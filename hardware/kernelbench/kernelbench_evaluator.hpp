@@ -63,7 +63,7 @@ class KernelBenchEvaluator : public Evaluator {
   KernelBenchSettings settings_;
   std::filesystem::path harness_;
   std::filesystem::path candidates_;
-  std::string seed_hash_;  // the seed (Model renamed ModelNew) is exempt from the screen's verdict
+  std::string seed_hash_;  // the seed (the reference, ModelNew a subclass of Model) is exempt from the screen's verdict
   std::unique_ptr<WarmHarness> warm_;  // null: one harness process per candidate
 
   struct HarnessOutcome {  // one run of the harness, warm or not

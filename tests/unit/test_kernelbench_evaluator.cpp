@@ -43,13 +43,15 @@ KernelBenchEvaluator fake_evaluator(double timeout_s = 30, bool warm = true) {
 
 }  // namespace
 
-TEST_CASE("kernelbench problems: a .py file is a problem whose seed is its Model renamed ModelNew") {
+TEST_CASE("kernelbench problems: a .py file is a problem whose seed is the file with ModelNew a subclass of Model") {
   Problem p = load_problem(kProblems / "level1" / "4_scale_bias.py");
   CHECK(p.kind == "kernelbench");
   CHECK(p.name == "4_scale_bias");
-  CHECK(p.seed_source.find("class ModelNew(nn.Module)") != std::string::npos);
-  CHECK(p.seed_source.find("class Model(") == std::string::npos);
+  // The reference stays as it is (its super(Model, self) and module-level names keep working).
+  CHECK(p.seed_source.starts_with(p.reference_source));
+  CHECK(p.seed_source.find("\nclass ModelNew(Model):\n") != std::string::npos);
   CHECK(p.reference_source.find("class Model(nn.Module)") != std::string::npos);
+  CHECK(kernelbench_seed_source("class Model: pass") == kernelbench_seed_source("class Model: pass\n"));
   CHECK(!p.space.has_value());
   const fs::path dir = kmcts::test::fresh_dir("kb-bad");
   fs::create_directories(dir);
