@@ -1,6 +1,7 @@
 #include "campaigns/kb_runner.hpp"
 
 #include <chrono>
+#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -162,17 +163,25 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
   if (r.gpus.empty()) throw InputError("--gpus lists no device");
   problem_config(r, r.gpus.front());  // the options every search gets (--mode included) checked before anything runs
   const std::vector<KbProblemFile> files = select_problems(discover_level(r.kb_root, r.level), r.problems);
-  for (const auto& f : files) load_problem(f.path);  // names a file that is not a KernelBench problem
+  // A file that is not a KernelBench problem (no Model, get_inputs or get_init_inputs) is one
+  // line and a failed problem in the summary; the others still run.
+  std::map<std::string, std::string> not_problems;
+  for (const auto& f : files) try {
+      load_problem(f.path);
+    } catch (const InputError& e) {
+      not_problems[f.name] = e.what();
+      if (r.progress) fmt::print(stderr, "kmcts kernelbench: {} not evaluated: {}\n", f.name, e.what());
+    }
   fs::create_directories(r.out / "problems");
   FolderLock lock(r.out);  // one campaign per folder at a time
   check_or_record_campaign(r.out, campaign_record(r, files), r.command_line);
 
   std::vector<KbProblemFile> todo;
   for (const auto& f : files)
-    if (!fs::exists(r.out / "problems" / (f.name + ".json"))) todo.push_back(f);
+    if (!not_problems.contains(f.name) && !fs::exists(r.out / "problems" / (f.name + ".json"))) todo.push_back(f);
   if (r.progress)
-    fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before), {} mode, {}\n", r.level,
-               files.size(), files.size() - todo.size(), r.mode,
+    fmt::print(stderr, "kmcts kernelbench: level {}, {} problems ({} done before, {} not evaluable), {} mode, {}\n",
+               r.level, files.size(), files.size() - todo.size() - not_problems.size(), not_problems.size(), r.mode,
                r.mpi ? fmt::format("{} searches at once on the MPI workers", r.gpus.size())
                      : fmt::format("GPUs {}", fmt::join(r.gpus, ",")));
   std::mutex print_mutex;
@@ -188,6 +197,10 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
     const fs::path file = r.out / "problems" / (f.name + ".json");
     if (fs::exists(file)) {
       results.push_back(json::parse(read_file(file)));
+      continue;
+    }
+    if (auto bad = not_problems.find(f.name); bad != not_problems.end()) {
+      results.push_back({{"problem", f.name}, {"status", "failed"}, {"message", bad->second}, {"correct", false}});
       continue;
     }
     const fs::path error = r.out / "problems" / (f.name + ".error.json");

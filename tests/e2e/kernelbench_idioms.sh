@@ -6,7 +6,7 @@
 # ModelNew a subclass of Model) evaluates as ok in both modes, in a seed-only campaign on the
 # CPU (Debian's python3-torch; skipped with 77 where no python3 has torch). Then a level of
 # broken problems (tests/fixtures/kernelbench/broken: a file that fails to import, a get_inputs
-# that raises, a reference that fails on its own inputs) beside a good one: each broken problem
+# that raises, a reference that fails on its own inputs, a file with no Model) beside a good one: each broken problem
 # gets a line naming it and the reason, and the campaign goes on to the good one.
 # Usage: kernelbench_idioms.sh KMCTS_BINARY SOURCE_DIR
 set -uo pipefail
@@ -39,12 +39,13 @@ out=$("$kmcts" kernelbench --kb-root "$fixtures/broken" --level 1 --budget 1 --g
 for want in "1_import_fails on the CPU: not evaluated (failed): .*No module named 'kmcts_no_such_module'" \
   "2_get_inputs_raises on the CPU: not evaluated (failed): .*get_inputs of this problem is broken on purpose" \
   "3_reference_fails on the CPU: not evaluated (failed): .*mat1 and mat2 shapes cannot be multiplied" \
-  "\\[4/4\\] 4_fine on the CPU: no correct candidate (completed)" \
+  "\\[5/5\\] 4_fine on the CPU: no correct candidate (completed)" \
+  "5_not_a_problem not evaluated: .*not a KernelBench-format problem" \
   "^- 3_reference_fails: failed .*mat1 and mat2"; do
   grep -q -- "$want" <<<"$out" || fail "no line matching '$want' in:
 $out"
 done
 grep -q "| compile |" <<<"$out" && fail "--no-compile-baseline still shows a compile row: $out"
-"$python" -c "import json,sys; s=json.load(open(sys.argv[1])); s = s['leaderboard']; assert s['problems'] == 4 and len(s['failed']) == 3, s" \
+"$python" -c "import json,sys; s=json.load(open(sys.argv[1])); s = s['leaderboard']; assert s['problems'] == 5 and len(s['failed']) == 4, s" \
   "$work/broken/summary.json" || fail "summary: $(cat "$work/broken/summary.json")"
 echo "1 passed, 0 failed"
