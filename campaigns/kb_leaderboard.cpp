@@ -78,7 +78,7 @@ json leaderboard_summary(const std::vector<json>& problems) {
     const bool evaluated = r.value("status", "") == "completed";
     if (!findings.empty() || (hygiene.contains("error") && evaluated))
       s["vacuous"].push_back({{"problem", name}, {"findings", findings}, {"error", hygiene.value("error", "")}});
-    if (r.value("status", "") != "completed")
+    if (!evaluated)
       s["failed"].push_back({{"problem", name}, {"status", r.value("status", "")}, {"message", r.value("message", "")}});
   }
   return s;
