@@ -77,6 +77,11 @@ Command add_kernelbench(CLI::App& root) {
   cmd->add_flag("--no-compile-baseline", a->no_compile_baseline,
                 "Time the reference in eager mode only: no torch.compile per problem (its build costs seconds to "
                 "minutes), so fast_p and speedups are against eager alone");
+  cmd->add_option("--own-share-threshold", r.own_share_threshold,
+                  "fast_p_own counts only candidates whose own kernels took at least this share of their kernel time "
+                  "(hardened mode on a GPU measures it)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0));
   cmd->add_flag("--quiet", a->quiet, "No progress on stderr");
   add_mpi_options(cmd, a->mpi);
   return [a] { return with_mpi(a->mpi, [&] { return run_kb(*a); }); };

@@ -10,6 +10,11 @@ namespace kmcts {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
+json own_share_of(const json& details) {
+  const json a = details.value("attribution", json::object());
+  return a.value("available", false) ? a.value("own_share", json()) : json();
+}
+
 json kb_problem_result(const KbProblemFile& file, const fs::path& run_dir, const json& run_summary) {
   auto store = RunStore::open(run_dir);
   const std::vector<NodeRecord> nodes = store->nodes();
@@ -49,6 +54,7 @@ json kb_problem_result(const KbProblemFile& file, const fs::path& run_dir, const
       j["speedup"] = e->result.details.value("speedup", json::object());
       j["speedup_ci"] = e->result.details.value("speedup_ci", json::object());
       j["score"] = e->result.details.value("score", "mean");
+      j["own_share"] = own_share_of(e->result.details);
     }
     return j;
   };
@@ -58,6 +64,7 @@ json kb_problem_result(const KbProblemFile& file, const fs::path& run_dir, const
     r["correct"] = true;
     r["speedup"] = b.value("speedup", json::object());
     r["speedup_ci"] = b.value("speedup_ci", json::object());
+    r["own_share"] = b.value("own_share", json());
     if (auto source = store->source(nodes[static_cast<size_t>(best)].hash)) {
       const fs::path out = run_dir.parent_path().parent_path() / "problems" / (file.name + ".best.py");
       write_file_atomic(out, *source);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "campaigns/kb_runner.hpp"
 #include "core/problem.hpp"
 #include "hardware/evaluator.hpp"
 
@@ -21,6 +22,7 @@ json remeasure_candidate(const KbProblemFile& file, const std::string& source, c
           {"message", r.message},
           {"speedup", r.ok() ? r.details.value("speedup", json::object()) : json::object()},
           {"speedup_ci", r.ok() ? r.details.value("speedup_ci", json::object()) : json::object()},
+          {"own_share", own_share_of(r.details)},
           {"gpu_seconds", r.run_seconds}};
 }
 
@@ -32,6 +34,7 @@ void apply_remeasurement(json& result, const json& remeasured) {
   if (remeasured.value("verdict", "") == "ok") {
     result["speedup"] = remeasured.value("speedup", json::object());
     result["speedup_ci"] = remeasured.value("speedup_ci", json::object());
+    result["own_share"] = remeasured.value("own_share", json());
     return;
   }
   result["correct"] = false;

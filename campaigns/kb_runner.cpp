@@ -208,7 +208,7 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
     unfinished.push_back(f.name);
     results.push_back({{"problem", f.name}, {"status", "unfinished"}, {"message", why}, {"correct", false}});
   }
-  json summary = leaderboard_summary(results);
+  json summary = leaderboard_summary(results, LeaderboardOptions{r.own_share_threshold});
   summary["unfinished"] = unfinished;
   const json run = campaign_record(r, files);
   write_file_atomic(r.out / "summary.json", json{{"campaign", run}, {"leaderboard", summary}}.dump(2) + "\n");

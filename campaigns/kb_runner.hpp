@@ -34,6 +34,7 @@ struct KbLeaderboardRequest {
   bool mpi = false;                     // evaluations go to MPI workers (gpus: one entry per slot)
   bool remeasure = true;                // score the best candidate by one new evaluation (kb_remeasure.hpp)
   bool compile_baseline = true;         // time torch.compile of the reference too (fast_p against it)
+  double own_share_threshold = 0.9;     // fast_p_own counts candidates with at least this own-kernel share
   bool progress = true;
   std::string command_line;
 };
@@ -55,5 +56,9 @@ void request_leaderboard_stop();
 /// with their intervals, and the search's cost.
 nlohmann::json kb_problem_result(const KbProblemFile& file, const std::filesystem::path& run_dir,
                                  const nlohmann::json& run_summary);
+
+/// The share of kernel time in the candidate's own kernels from an evaluation's details (kernel
+/// attribution, hardened mode on a GPU); null where it was not measured.
+nlohmann::json own_share_of(const nlohmann::json& details);
 
 }  // namespace kmcts

@@ -4,7 +4,7 @@
 # baseline only (--no-compile-baseline), no hygiene check, SEARCHES campaigns' searches at
 # once on GPU 0 (a load-and-evaluate pass: its timings share the GPU and are not figures to
 # publish). Each problem's JSON (verdict, message, wall and GPU seconds) goes to one archive.
-# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts KB=.kb SEARCHES=4 LIMIT_S=540 [PROBLEMS=1-5,19] \
+# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts KB=.kb SEARCHES=4 LIMIT_S=540 [PROBLEMS=1-5,19] [MODE=faithful] \
 #          bash bench/kernelbench/seed_pass.sh LEVEL [LEVEL ...]
 # Several searches on one GPU can run it out of memory (level 1's inputs are up to 6.4 GB and
 # the hardened mode keeps several sets): rerun those problems with SEARCHES=1 and PROBLEMS.
@@ -13,6 +13,7 @@ OUT=${OUT:-/tmp/kmcts-seed-pass}
 KMCTS=${KMCTS:-.device/bundle/bin/kmcts}
 KB=${KB:-.kb}
 SEARCHES=${SEARCHES:-4}
+MODE=${MODE:-hardened}
 LIMIT_S=${LIMIT_S:-540}
 mkdir -p "$OUT"
 gpus=$(printf '0,%.0s' $(seq 1 "$SEARCHES")); gpus=${gpus%,}
@@ -24,7 +25,7 @@ for level in "$@"; do
   select=()
   [ -n "${PROBLEMS:-}" ] && select=(--problems "$PROBLEMS")
   timeout -s INT $left "$KMCTS" kernelbench --kb-root "$KB" --level "$level" "${select[@]}" --budget 1 --gpus "$gpus" \
-    --no-compile-baseline --no-hygiene --out "$OUT/level$level" \
+    --mode "$MODE" --no-compile-baseline --no-hygiene --out "$OUT/level$level" \
     --set evaluator.kernelbench.python=python3 --set evaluator.cache_dir="$OUT/cache" \
     --set evaluator.kernelbench.timeout_s=240 > "$OUT/level$level.md" 2> "$OUT/level$level.err"
   echo "level $level: exit $?, $((SECONDS - t0)) s, $(ls "$OUT/level$level/problems" 2>/dev/null | grep -vc error) results"

@@ -32,6 +32,13 @@ KMCTS_CHOICE_OPTION("evaluator.kernelbench.mode", "hardened", ({"hardened", "fai
              "timed output) or faithful (KernelBench's own protocol: candidate in the harness, CUDA events, means)")
 KMCTS_CHOICE_OPTION("evaluator.kernelbench.screen", "reject", ({"reject", "record"}),
              "Hardened mode: a candidate the static screen flags is rejected (reject) or only recorded (record)")
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.library_policy", "report", ({"report", "limit", "all"}),
+             "Hardened mode on a GPU, library kernels (ATen, cuBLAS, cuDNN, inductor) in the timed calls: report "
+             "(allowed and recorded with the own-kernel share: KernelBench's setting), limit (rejected above "
+             "max_library_share of the kernel time) or all (rejected: every op a kernel of its own). Each rejects "
+             "a candidate none of whose kernels is its own")
+KMCTS_OPTION("evaluator.kernelbench.max_library_share", Double, 0.5, 0.0, 1.0,
+             "Hardened mode, library_policy=limit: the largest share of kernel time library kernels may take")
 KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::nullopt,
              "Hardened mode: the CUPTI timing library (libkmcts_kb_timer.so); empty = the one built or installed with kmcts")
 KMCTS_OPTION("evaluator.kernelbench.prebuild", Bool, true, std::nullopt, std::nullopt,
@@ -62,6 +69,8 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.device = c.get_string("evaluator.kernelbench.device");
   s.mode = c.get_string("evaluator.kernelbench.mode");
   s.screen = c.get_string("evaluator.kernelbench.screen");
+  s.library_policy = c.get_string("evaluator.kernelbench.library_policy");
+  s.max_library_share = c.get_double("evaluator.kernelbench.max_library_share");
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
   s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
@@ -112,6 +121,7 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   r.details = {{"mode", mode}, {"tolerance", line.value("tolerance", json::object())}};
   if (line.contains("screen")) r.details["screen"] = line["screen"];
   if (line.contains("counters")) r.details["counters"] = line["counters"];
+  if (line.contains("attribution")) r.details["attribution"] = line["attribution"];
   const std::string error = line.value("error", std::string());
   if (line.contains("infra_error")) {
     r.verdict = Verdict::infra_error;
@@ -268,8 +278,11 @@ std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResu
   const std::vector<std::string> by_mode =
       settings_.mode == "hardened"
           // The seed is the reference itself: it calls the library by construction, and is
-          // never scored, so the screen only records what it finds there.
+          // never scored, so the screen and the library policy only record what they find there.
           ? std::vector<std::string>{"--screen", build.source_hash == seed_hash_ ? "record" : settings_.screen,
+                                     "--library-policy",
+                                     build.source_hash == seed_hash_ ? "record" : settings_.library_policy,
+                                     "--max-library-share", fmt::format("{}", settings_.max_library_share),
                                      "--timer-lib", settings_.timer_lib}
           : std::vector<std::string>{"--trials", std::to_string(settings_.trials)};
   args.insert(args.end(), by_mode.begin(), by_mode.end());
@@ -279,7 +292,9 @@ std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResu
 std::map<std::string, std::string> KernelBenchEvaluator::candidate_env(const BuildResult& build) const {
   // The candidate's extensions live (and were prebuilt) under its own folder, built for the
   // same architectures: other flags would make torch's ninja build them again.
-  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(build.source_hash).string()}};
+  // Triton's cache too: its launchers (and so the candidate's Triton kernels) are then its own.
+  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(build.source_hash).string()},
+                                            {"TRITON_CACHE_DIR", (extensions_dir(build.source_hash) / "triton").string()}};
   if (!settings_.cuda_arch.empty()) env["TORCH_CUDA_ARCH_LIST"] = settings_.cuda_arch;
   return env;
 }
@@ -349,6 +364,7 @@ EvalResult KernelBenchEvaluator::measure_warm(const BuildResult& build) {
 
 json KernelBenchEvaluator::describe() const {
   return {{"evaluator", "kernelbench"},   {"mode", settings_.mode}, {"screen", settings_.screen},
+          {"library_policy", settings_.library_policy}, {"max_library_share", settings_.max_library_share},
           {"time_compile", settings_.time_compile},
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},

@@ -63,9 +63,17 @@ class Hardened(unittest.TestCase):
         self.assertEqual(verdict(evaluate(os.path.join(FIXTURES, "small_no_model.py"))), "compile_error")
 
     def test_screen_record_mode_runs_a_flagged_candidate(self):
-        r = evaluate(os.path.join(CHEATS, "library_call.py"), "--screen", "record")
+        r = evaluate(os.path.join(CHEATS, "try_fallback.py"), "--screen", "record")
         self.assertEqual(r["screen"]["verdict"], "flagged")
-        self.assertEqual(verdict(r), "ok", message(r))  # a matmul by diag(scale) is correct, only flagged
+        self.assertNotEqual(verdict(r), "rejected", message(r))
+
+    def test_library_use_is_a_note_and_the_cpu_attributes_nothing(self):
+        r = evaluate(os.path.join(CHEATS, "library_call.py"))
+        self.assertEqual(r["screen"]["verdict"], "clean")
+        self.assertEqual({n["rule"] for n in r["screen"]["notes"]}, {"library_compute"})
+        self.assertEqual(verdict(r), "ok", message(r))  # a matmul by diag(scale) is correct
+        self.assertFalse(r["attribution"]["available"])
+        self.assertEqual(r["attribution"]["error"], "no GPU")
 
     def test_every_planted_cheat_gets_its_verdict(self):
         names = sorted(f for f in os.listdir(CHEATS) if f.endswith(".py"))
@@ -73,7 +81,7 @@ class Hardened(unittest.TestCase):
         for name in names:
             with self.subTest(cheat=name):
                 with open(os.path.join(CHEATS, name), encoding="utf-8") as f:
-                    m = re.search(r"expect: (\w+)(?: (.+))?", f.read())
+                    m = re.search(r"expect: (\w+)(?: (.+))?", f.read())  # expect-gpu: is for a GPU
                 self.assertIsNotNone(m, f"{name} says nothing of what it must get")
                 r = evaluate(os.path.join(CHEATS, name))
                 self.assertEqual(verdict(r), m.group(1), message(r))

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 #include <cupti.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -16,6 +17,8 @@ struct Record {
   CUpti_ActivityKind kind;
   uint64_t start, end;
   uint32_t stream;
+  uint32_t correlation = 0;
+  uint64_t graph_node = 0;
   std::string name;  // kernels only
 };
 
@@ -51,17 +54,18 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-        got.push_back({record->kind, k->start, k->end, k->streamId, k->name ? k->name : "?"});
+        got.push_back({record->kind, k->start, k->end, k->streamId, k->correlationId, k->graphNodeId,
+                       k->name ? k->name : "?"});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
         auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(record);
-        got.push_back({record->kind, m->start, m->end, m->streamId, {}});
+        got.push_back({record->kind, m->start, m->end, m->streamId, 0, 0, {}});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(record);
-        got.push_back({record->kind, m->start, m->end, m->streamId, {}});
+        got.push_back({record->kind, m->start, m->end, m->streamId, 0, 0, {}});
         break;
       }
       default:
@@ -119,10 +123,39 @@ uint32_t ActivityTimer::stream_id(void* cuda_stream) {
   return id;
 }
 
+void ActivityTimer::attribute(std::vector<std::string> own_roots) {
+  attribution_ = std::make_unique<KernelAttribution>(std::move(own_roots));
+}
+
 void ActivityTimer::exempt(uint32_t stream_id, std::string marker) {
   exempt_stream_ = stream_id;
   exempt_marker_ = std::move(marker);
 }
+
+namespace {
+
+// Adds kernel `r` (in the window [t0, t1]) to the sample's owner sums.
+void add_attributed(const KernelAttribution& attribution, ActivitySample& s, const Record& r, uint64_t t0,
+                    uint64_t t1) {
+  const uint64_t ns = std::min(r.end, t1) - std::max(r.start, t0);
+  const KernelOrigin origin = attribution.origin(r.correlation, r.graph_node, r.name);
+  switch (origin.owner) {
+    case KernelOwner::own:
+      s.own_ns += ns, s.own_kernels++;
+      break;
+    case KernelOwner::library: {
+      s.library_ns += ns, s.library_kernels++;
+      auto& [count, total] = s.library_objects[origin.object];
+      count++, total += ns;
+      break;
+    }
+    case KernelOwner::unknown:
+      s.unknown_ns += ns, s.unknown_kernels++;
+      break;
+  }
+}
+
+}  // namespace
 
 ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
   auto exempted = [this](const Record& r) {
@@ -139,6 +172,7 @@ ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
       if (is_kernel(r) && !exempted(r)) s.stray_before++, s.stray_names.insert(r.name);
     g_records.clear();
   }
+  if (attribution_) attribution_->forget_launches();  // their records were read above
   uint64_t t0 = 0, t1 = 0;
   check(cuptiGetTimestamp(&t0), "cuptiGetTimestamp");
   launch();
@@ -162,8 +196,10 @@ ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
     if (r.kind == CUPTI_ACTIVITY_KIND_MEMCPY) s.memcpys++;
     else if (r.kind == CUPTI_ACTIVITY_KIND_MEMSET) s.memsets++;
     else s.kernels++, s.kernel_names.insert(r.name);
+    if (kernel && attribution_) add_attributed(*attribution_, s, r, t0, t1);
   }
   g_records.clear();
+  s.attributed = attribution_ != nullptr;
   s.union_ns = union_ns(s.intervals, t0, t1);
   return s;
 }

@@ -7,10 +7,13 @@
 // One ActivityTimer per process (CUPTI's callbacks are process-wide).
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "hardware/cuda/cupti/kernel_attribution.hpp"
 #include "hardware/cuda/timing_math.hpp"
 
 namespace kmcts::cuda {
@@ -27,6 +30,12 @@ struct ActivitySample {
   // window closed (this call's work escaping it: a host thread, a deferred launch).
   int stray_before = 0, stray_after = 0;
   std::set<std::string> stray_names;
+  // With attribution on (ActivityTimer::attribute): the kernels' summed durations in the window
+  // by owner, and the library kernels by launching object ("libtorch_cuda.so" -> count, ns).
+  bool attributed = false;
+  uint64_t own_ns = 0, library_ns = 0, unknown_ns = 0;
+  int own_kernels = 0, library_kernels = 0, unknown_kernels = 0;
+  std::map<std::string, std::pair<int, uint64_t>> library_objects;
 };
 
 class ActivityTimer {
@@ -46,8 +55,13 @@ class ActivityTimer {
   /// Tracing off (for the CUDA-event cross-check, which tracing would slow) and back on.
   void pause();
   void resume();
+  /// Attributes every kernel of later samples to its owner (kernel_attribution.hpp): objects
+  /// under `own_roots` are the code under test's own. Throws std::runtime_error when CUPTI's
+  /// callbacks cannot be had (another subscriber).
+  void attribute(std::vector<std::string> own_roots);
 
  private:
+  std::unique_ptr<KernelAttribution> attribution_;
   uint32_t exempt_stream_ = 0;
   std::string exempt_marker_;
 };

@@ -17,7 +17,9 @@ class Verdict(Exception):
 
 
 REPLY_LIMIT = 4 << 20  # bytes of one reply from the candidate's process
-SAMPLE_FIELDS = ("union_ns", "window_ns", "kernels", "memcpys", "memsets", "streams", "stray_before", "stray_after")
+SAMPLE_FIELDS = ("union_ns", "window_ns", "kernels", "memcpys", "memsets", "streams", "stray_before", "stray_after",
+                 "own_ns", "library_ns", "unknown_ns", "own_kernels", "library_kernels", "unknown_kernels", "attributed")
+MAX_LIBRARY_OBJECTS = 64  # launching objects listed per sample
 
 
 class Child:
@@ -128,7 +130,11 @@ def checked_samples(reply, count):
     ok = isinstance(samples, list) and len(samples) == count
     for x in samples if ok else []:
         ok = ok and isinstance(x, dict) and all(isinstance(x.get(f), int) and x[f] >= 0 for f in SAMPLE_FIELDS)
-    for f in ("own_kernels", "tail_stray"):
+        objects = x.get("library_objects", {}) if ok else None
+        ok = ok and isinstance(objects, dict) and len(objects) <= MAX_LIBRARY_OBJECTS and all(
+            isinstance(k, str) and len(k) < 256 and isinstance(v, list) and len(v) == 2
+            and all(isinstance(n, int) and n >= 0 for n in v) for k, v in objects.items())
+    for f in ("copy_kernels", "tail_stray"):
         ok = ok and isinstance(reply.get(f), int) and reply[f] >= 0
     if not ok:
         raise Verdict(rejected="the candidate's process sent a malformed timing reply")

@@ -4,8 +4,14 @@ The trusted side (this process) loads the problem, builds Model, draws every inp
 every reference output; the candidate runs in a process of its own (candidate_worker.py) that
 gets only ModelNew's file, the init inputs, and shared input and output tensors. Against the
 faithful mode (faithful.py) it adds:
-  - a static screen of the source (screen.py): flagged candidates are rejected unless
+  - a static screen of the source (screen.py) for what no trace shows (fallbacks, streams,
+    threads, patching, introspection, escapes): flagged candidates are rejected unless
     --screen record;
+  - every kernel of the timed calls attributed (CUPTI launch callbacks in the candidate's
+    process: hardware/cuda/cupti/kernel_attribution.hpp) to the candidate's own code or to a
+    library; the result's "attribution" holds the own-kernel share, and --library-policy
+    rejects a candidate none of whose kernels is its own (report, the default), above a library
+    share (limit) or with any library kernel (all);
   - correctness on fresh inputs of several distributions (the problem's own draw, uniform
     [0,1), negated, heavy-tailed), a scale-aware tolerance (atol x max(1, RMS of expected) +
     rtol x |expected|) with NaN and inf parity, and the inputs checked unmodified;
@@ -25,7 +31,9 @@ dynamic imports); a determined attacker is not ruled out.
 
 Usage: python3 hardened.py --problem P.py --candidate C.py [--device 0|cpu] [--timer-lib SO]
           [--tolerance current|paper] [--correctness-trials 5] [--no-compile] [--screen reject|record]
-Prints one JSON line on stdout (the same keys as faithful.py, plus screen, counters, rejected)."""
+          [--library-policy report|limit|all|record] [--max-library-share 0.5]
+Prints one JSON line on stdout (the same keys as faithful.py, plus screen, counters, attribution,
+rejected)."""
 
 import argparse
 import json
@@ -157,6 +165,7 @@ def check_correctness(problem, reference, child, device, trials, tol, pool):
             if problem_text:
                 trial["error"] = problem_text
             report.append(trial)
+            del pristine, inputs, expected, slot  # before the next trial's: a large problem holds one trial at a time
             if not trial["ok"]:
                 break
     return seeds, report
@@ -191,6 +200,68 @@ class TimedSet:
         self.slot.fill_(float("nan")) if self.slot.is_floating_point() else self.slot.zero_()
 
 
+class Owners:
+    """The timed calls' kernels by owner (kernel attribution in the candidate's process): summed
+    durations and counts, and the library kernels by the object that launched them."""
+
+    def __init__(self):
+        self.ns = {"own": 0, "library": 0, "unknown": 0}
+        self.kernels = {"own": 0, "library": 0, "unknown": 0}
+        self.objects = {}
+        self.attributed = True
+
+    def add(self, samples):
+        for x in samples:
+            self.attributed = self.attributed and x["attributed"] == 1
+            for k in self.ns:
+                self.ns[k] += x[f"{k}_ns"]
+                self.kernels[k] += x[f"{k}_kernels"]
+            for name, (count, ns) in x.get("library_objects", {}).items():
+                got = self.objects.setdefault(name, [0, 0])
+                got[0], got[1] = got[0] + count, got[1] + ns
+
+    def report(self, error=None):
+        """The result's "attribution": own share of the attributed kernel time, and the sums."""
+        if not self.attributed:
+            return {"available": False, "error": error or "the candidate's process took no attributed samples"}
+        attributed = self.ns["own"] + self.ns["library"]
+        return {"available": True, "own_share": self.ns["own"] / attributed if attributed else None,
+                "own_ms": self.ns["own"] * 1e-6, "library_ms": self.ns["library"] * 1e-6,
+                "unknown_ms": self.ns["unknown"] * 1e-6, "kernels": dict(self.kernels),
+                "library_objects": {k: {"kernels": c, "ms": ns * 1e-6}
+                                    for k, (c, ns) in sorted(self.objects.items(), key=lambda kv: -kv[1][1])}}
+
+
+def library_verdict(report, policy, max_share):
+    """Why the library policy rejects the candidate, or None. Every policy but record rejects a
+    candidate whose timed calls ran kernels, none of them its own."""
+    if policy == "record" or not report["available"]:
+        return None
+    kernels = report["kernels"]
+    top = ", ".join(f"{k} {v['kernels']}" for k, v in list(report["library_objects"].items())[:3])
+    if kernels["own"] == 0 and kernels["library"] > 0:
+        return f"no kernel of its own ran ({kernels['library']} library kernels in the timed calls: {top})"
+    share = 1.0 - (report["own_share"] if report["own_share"] is not None else 1.0)
+    if policy == "limit" and share > max_share:
+        return (f"{100 * share:.1f}% of its kernel time is in library kernels ({top}), above the limit of "
+                f"{100 * max_share:g}%")
+    if policy == "all" and kernels["library"] > 0:
+        return f"{kernels['library']} library kernels ran in its timed calls ({top}); every op must be its own"
+    return None
+
+
+def set_count(set_bytes, device):
+    """Input sets for the timing: up to SETS within SET_BUDGET_BYTES and a quarter of the GPU's free
+    memory (the reference's and the candidate's intermediates need the rest), and at least one
+    (a problem whose one set fills the GPU is timed on that set, redrawn before every block)."""
+    import torch
+    budget = SET_BUDGET_BYTES
+    if device.type == "cuda":
+        torch.cuda.empty_cache()  # the correctness trials' tensors, freed
+        budget = min(budget, torch.cuda.mem_get_info(device)[0] // 4)
+    return max(1, min(SETS, budget // max(1, set_bytes)))
+
+
 def time_side(timer, model, sets):
     times = []
     for s in sets:
@@ -218,7 +289,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     set_bytes = 2 * out.element_size() * out.numel() + 2 * sum(
         v.element_size() * v.numel() for v in probe if isinstance(v, torch.Tensor))
     del probe, out
-    count = max(2, min(SETS, SET_BUDGET_BYTES // max(1, set_bytes)))
+    count = set_count(set_bytes, device)
     sets = [TimedSet(problem, reference, SEED + 1 + k, device, pool) for k in range(count)]
     keys = [f"t{k}" for k in range(count)]
     for key, s in zip(keys, sets):
@@ -234,17 +305,11 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
         phase["timing_compile"] += clock() - t0
     seconds.update(phase)
     spent = {k: 0.0 for k in sides}
-    counters = {"blocks": 0, "sets": count, "stray_kernels": 0, "own_kernels": 0, "kernels_per_call": set(),
+    counters = {"blocks": 0, "sets": count, "stray_kernels": 0, "copy_kernels": 0, "kernels_per_call": set(),
                 "streams_per_call": set()}
-    block = 0
-    while not all(kb_metrics.enough_samples(sides[k], spent[k], max_time_s=args.max_time_s) for k in sides):
-        block += 1
-        t0 = clock()
-        for k, s in enumerate(sets):
-            s.redraw(SEED + 100003 * block + k)
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        seconds["timing_redraw"] += clock() - t0
+    owners = Owners()
+
+    def time_candidate(block):
         t0 = time.perf_counter()
         reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
         wall = time.perf_counter() - t0
@@ -256,10 +321,11 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
                                    f"that took {wall * 1e3:.3f} ms")
         sides["candidate"] += reported
         counters["stray_kernels"] += sum(x["stray_before"] + x["stray_after"] for x in samples) + reply["tail_stray"]
-        counters["own_kernels"] += reply["own_kernels"]
+        counters["copy_kernels"] += reply["copy_kernels"]
+        owners.add(samples)
         counters["kernels_per_call"].update(x["kernels"] for x in samples)
         counters["streams_per_call"].update(x["streams"] for x in samples)
-        seconds["timing_candidate"] += clock() - t0
+        seconds["timing_candidate"] += time.perf_counter() - t0
         t0 = clock()
         for k, s in enumerate(sets):
             bad = mismatch(s.slot, s.expected, tol, s.scale)
@@ -269,27 +335,45 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
             bad = modified(s.inputs, s.pristine)
             if bad:
                 raise Verdict(correct=False, timed_failure=True, wrong_answer=f"during timing: {bad}")
-        if counters["stray_kernels"] > counters["own_kernels"]:
-            raise Verdict(rejected=f"{counters['stray_kernels'] - counters['own_kernels']} kernels ran outside the "
+        if counters["stray_kernels"] > counters["copy_kernels"]:
+            raise Verdict(rejected=f"{counters['stray_kernels'] - counters['copy_kernels']} kernels ran outside the "
                                    "timed windows (work left running or launched late)")
         seconds["timing_checks"] += clock() - t0
+
+    def time_references(block):
         t0 = clock()
         child.pause(True)
         try:
             for k in sides:
                 if k != "candidate":
-                    t0 = time.perf_counter()
+                    t1 = time.perf_counter()
                     sides[k] += time_side(timer, models[k], sets)
-                    spent[k] += time.perf_counter() - t0
+                    spent[k] += time.perf_counter() - t1
         finally:
             child.pause(False)
         seconds["timing_references"] += clock() - t0
+
+    block = 0
+    while not all(kb_metrics.enough_samples(sides[k], spent[k], max_time_s=args.max_time_s) for k in sides):
+        block += 1
+        t0 = clock()
+        for k, s in enumerate(sets):
+            s.redraw(SEED + 100003 * block + k)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+        seconds["timing_redraw"] += clock() - t0
+        # The sides' order alternates by block (candidate first, then the references first):
+        # whatever the GPU carries from one side into the next (clocks, caches, the other
+        # process's context) falls on each side alike.
+        steps = (time_candidate, time_references) if block % 2 else (time_references, time_candidate)
+        for step in steps:
+            step(block)
     if kb_metrics.median(sides["candidate"]) <= 0:
         raise Verdict(rejected="no GPU work was recorded in the candidate's timed calls")
     counters["blocks"] = block
     counters["kernels_per_call"] = sorted(counters["kernels_per_call"])
     counters["streams_per_call"] = sorted(counters["streams_per_call"])
-    return sides, counters
+    return sides, counters, owners
 
 
 def evaluate(args, warm=None, env=None):
@@ -321,7 +405,7 @@ def evaluate(args, warm=None, env=None):
     try:
         try:
             child.load(args.candidate, init, env or {})
-            child.ask(None, timeout=args.load_timeout, stage="load")
+            ready = child.ask(None, timeout=args.load_timeout, stage="load")
         except Verdict as v:
             if v.fields.get("stage") == "load" or v.fields.get("timeout"):
                 v.fields["compiled"] = False
@@ -339,10 +423,16 @@ def evaluate(args, warm=None, env=None):
         t0 = time.perf_counter()
         warm.pause_spare(True)
         try:
-            sides, out["counters"] = timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
+            sides, out["counters"], owners = timing(args, problem, reference, child, device, timer, tol, pool, warm,
+                                                    seconds)
         finally:
             warm.pause_spare(False)
         seconds["timing"] = time.perf_counter() - t0
+        error = ready.get("attribution_error")
+        out["attribution"] = owners.report(str(error)[:1000] if error else None if device.type == "cuda" else "no GPU")
+        why = library_verdict(out["attribution"], args.library_policy, args.max_library_share)
+        if why:
+            raise Verdict(rejected=why)
     except Verdict as v:
         out.update(v.fields)
         out.setdefault("compiled", True)
@@ -381,6 +471,12 @@ def make_parser():
     parser.add_argument("--correctness-trials", type=int, default=5)
     parser.add_argument("--no-compile", dest="compile", action="store_false")
     parser.add_argument("--screen", default="reject", choices=("reject", "record"))
+    parser.add_argument("--library-policy", default="report", choices=("report", "limit", "all", "record"),
+                        help="library kernels in the timed calls: report (allowed, and recorded), limit (rejected "
+                             "above --max-library-share of the kernel time), all (rejected: every op its own), "
+                             "record (never rejected: the seed); all but record reject a candidate none of whose "
+                             "kernels is its own")
+    parser.add_argument("--max-library-share", type=float, default=0.5)
     parser.add_argument("--load-timeout", type=float, default=600.0, help="seconds for the candidate to load (builds included)")
     parser.add_argument("--call-timeout", type=float, default=60.0, help="seconds per candidate call")
     parser.add_argument("--max-time-s", type=float, default=2.0, help="sampling time cap per side")

@@ -3,10 +3,12 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "hardware/cuda/cupti/activity_timer.hpp"
 
@@ -16,6 +18,7 @@ std::unique_ptr<kmcts::cuda::ActivityTimer> g_timer;
 void* g_flush = nullptr;
 uint64_t g_flush_bytes = 0;
 unsigned char g_flush_value = 0;
+std::string g_library_objects;  // the last sample's, as kmcts_kb_timer_library_objects gives them
 
 int fail(const std::string& what, char* error, int error_len) {
   if (error != nullptr && error_len > 0) {
@@ -69,11 +72,44 @@ extern "C" int kmcts_kb_timer_measure(kmcts_kb_launch launch, kmcts_kb_sample* o
                            s.memsets,
                            static_cast<int32_t>(s.streams.size()),
                            s.stray_before,
-                           s.stray_after};
+                           s.stray_after,
+                           s.own_ns,
+                           s.library_ns,
+                           s.unknown_ns,
+                           s.own_kernels,
+                           s.library_kernels,
+                           s.unknown_kernels,
+                           s.attributed ? 1 : 0};
+    g_library_objects.clear();
+    for (const auto& [object, sums] : s.library_objects)
+      g_library_objects += object + " " + std::to_string(sums.first) + " " + std::to_string(sums.second) + "\n";
     return 0;
   } catch (const std::exception& e) {
     return fail(e.what(), error, error_len);
   }
+}
+
+extern "C" int kmcts_kb_timer_attribute(const char* own_roots, char* error, int error_len) {
+  try {
+    if (!g_timer) throw std::runtime_error("kmcts_kb_timer_open was not called");
+    std::vector<std::string> roots;
+    std::string all = own_roots ? own_roots : "";
+    for (size_t start = 0; start <= all.size();) {
+      const size_t end = std::min(all.find(':', start), all.size());
+      if (end > start) roots.push_back(all.substr(start, end - start));
+      start = end + 1;
+    }
+    g_timer->attribute(std::move(roots));
+    return 0;
+  } catch (const std::exception& e) {
+    return fail(e.what(), error, error_len);
+  }
+}
+
+extern "C" int kmcts_kb_timer_library_objects(char* out, int out_len) {
+  if (out == nullptr || out_len <= 0 || g_library_objects.size() >= static_cast<size_t>(out_len)) return -1;
+  std::memcpy(out, g_library_objects.c_str(), g_library_objects.size() + 1);
+  return static_cast<int>(g_library_objects.size());
 }
 
 extern "C" uint64_t kmcts_kb_timer_flush_bytes(void) { return g_flush_bytes; }

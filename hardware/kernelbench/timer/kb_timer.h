@@ -17,6 +17,11 @@ typedef struct {
   int32_t kernels, memcpys, memsets, streams;
   int32_t stray_before; /* kernels that ran between the previous window and this one */
   int32_t stray_after;  /* kernels of this call that ran after its window */
+  /* With attribution on (kmcts_kb_timer_attribute): the window's kernels' summed durations and
+     counts by owner: the code under test's own, a library's, or unknown (no launch seen). */
+  uint64_t own_ns, library_ns, unknown_ns;
+  int32_t own_kernels, library_kernels, unknown_kernels;
+  int32_t attributed;   /* 1 when the sums above were taken */
 } kmcts_kb_sample;
 
 typedef void (*kmcts_kb_launch)(void);
@@ -28,6 +33,13 @@ int kmcts_kb_timer_open(uint64_t flush_bytes, char* error, int error_len);
 int kmcts_kb_timer_flush(char* error, int error_len);
 /* Synchronises, calls `launch`, synchronises, and fills `out`. */
 int kmcts_kb_timer_measure(kmcts_kb_launch launch, kmcts_kb_sample* out, char* error, int error_len);
+/* Attributes every later sample's kernels (hardware/cuda/cupti/kernel_attribution.hpp): a kernel
+   launched from a shared object under one of `own_roots` (paths separated by ':') is the code
+   under test's own; every other launch is a library's. */
+int kmcts_kb_timer_attribute(const char* own_roots, char* error, int error_len);
+/* The last sample's library kernels by launching object, "object count ns" lines; the length
+   written (without the terminating 0), or -1 when `out` is too short. */
+int kmcts_kb_timer_library_objects(char* out, int out_len);
 /* Bytes of the flush buffer. */
 uint64_t kmcts_kb_timer_flush_bytes(void);
 

@@ -1,5 +1,8 @@
 # Cheat: the library computes (a matrix multiply by diag(scale)) instead of a kernel of its own.
-# expect: rejected library_compute
+# The screen only notes it; on a GPU the kernel attribution finds no kernel of its own (the CPU
+# has none to attribute, where it is correct and passes).
+# expect: ok
+# expect-gpu: rejected no kernel of its own ran
 import torch
 import torch.nn as nn
 
