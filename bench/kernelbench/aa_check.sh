@@ -4,7 +4,7 @@
 # seed, REPEAT fresh evaluations with torch.compile timed in the same run and REPEAT without,
 # then one `kmcts kernelbench --budget 1` campaign over the same problems (its summary's
 # seed_aa). One JSON line per evaluation in $OUT/aa.jsonl; the table in $OUT/aa.md.
-# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts KB=.kb REPEAT=3 LEVEL=1 PROBLEMS="19 23 40" \
+# Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts KB=.kb REPEAT=3 LEVEL=1 PROBLEMS="19 23 40" COMPILE="false true" \
 #          bash bench/kernelbench/aa_check.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/kmcts-aa}
@@ -13,12 +13,13 @@ KB=${KB:-.kb}
 REPEAT=${REPEAT:-3}
 LEVEL=${LEVEL:-1}
 PROBLEMS=${PROBLEMS:-19 23 40}
+COMPILE=${COMPILE:-false true}  # torch.compile timed in the same run, or not
 mkdir -p "$OUT"
 : > "$OUT/aa.jsonl"
 common=(--set evaluator.kernelbench.python=python3 --set evaluator.cache_dir="$OUT/cache")
 for n in $PROBLEMS; do
   file=$(ls "$KB/KernelBench/level$LEVEL/${n}_"*.py | head -1)
-  for compile in false true; do
+  for compile in $COMPILE; do
     t0=$SECONDS
     "$KMCTS" measure "$file" --repeat "$REPEAT" --set evaluator.kernelbench.time_compile=$compile "${common[@]}" \
       --jsonl "$OUT/measure.jsonl" > "$OUT/measure-$n-$compile.txt" 2>&1

@@ -88,6 +88,45 @@ TEST_CASE("kernelbench campaign: fast_p, means and the audit lists on a fixed se
         std::string::npos);
 }
 
+TEST_CASE("kernelbench campaign: 'faster' needs the interval, fast_p_own the own-kernel share, seeds are an A/A check") {
+  auto result = [](const char* name, double speedup, json ci, json share, double seed) {
+    return json{{"problem", name},
+                {"status", "completed"},
+                {"correct", true},
+                {"speedup", {{"eager", speedup}}},
+                {"speedup_ci", {{"eager", ci}}},
+                {"own_share", share},
+                {"seed", {{"speedup", {{"eager", seed}}}}}};
+  };
+  const std::vector<json> problems = {
+      result("noop", 1.009, json::array({1.0087, 1.0091}), 1.0, 1.0089),  // an A/A offset, not faster
+      result("fast", 1.5, json::array({1.4, 1.6}), 0.95, 1.001),
+      result("partial", 1.3, json::array({1.2, 1.4}), 0.4, 0.999),        // library kernels did most of it
+      result("unmeasured", 1.2, nullptr, nullptr, 0.9999)};                // no interval, no share (faithful)
+  CHECK(fast_p(problems, "eager", 1.0) == doctest::Approx(3.0 / 4));                 // noop's bound is under 1.01
+  CHECK(fast_p(problems, "eager", 1.0, false) == doctest::Approx(1.0));              // KernelBench's point count
+  CHECK(fast_p(problems, "eager", 1.0, true, 0.9) == doctest::Approx(1.0 / 4));      // fast alone
+  CHECK(fast_p(problems, "eager", 0.5, true) == doctest::Approx(1.0));               // p < 1: the point estimate
+  CHECK(fast_p(problems, "eager", 1.5, true) == doctest::Approx(0.0));               // 1.4 does not clear 1.515
+  const json s = leaderboard_summary(problems, LeaderboardOptions{0.9});
+  CHECK(s["fast_p"]["eager"]["1"].get<double>() == doctest::Approx(0.75));
+  CHECK(s["fast_p_point"]["eager"]["1"].get<double>() == doctest::Approx(1.0));
+  CHECK(s["fast_p_own"]["eager"]["1"].get<double>() == doctest::Approx(0.25));
+  CHECK(s["own_share"]["measured"] == 3);
+  CHECK(s["own_share"]["below_threshold"] == 1);
+  CHECK(s["own_share"]["median"].get<double>() == doctest::Approx(0.95));
+  CHECK(s["seed_aa"]["seeds"] == 4);
+  REQUIRE(s["seed_aa"]["flagged"].size() == 1);
+  CHECK(s["seed_aa"]["flagged"][0]["problem"] == "noop");
+  REQUIRE(s["per_problem"].size() == 4);
+  CHECK(s["per_problem"][2]["own_share"].get<double>() == doctest::Approx(0.4));
+  CHECK(s["per_problem"][3]["ci_low"].is_null());
+  const std::string md = leaderboard_markdown(s, {{"level", 1}, {"mode", "hardened"}, {"budget", 10}});
+  CHECK(md.find("| eager (own kernels) | 0.500 | 0.500 | 0.500 | 0.250 | 0.000 | 0.000 |") != std::string::npos);
+  CHECK(md.find("- noop: seed 1.0089x") != std::string::npos);
+  CHECK(md.find("| partial | yes | 1.300 | 1.200 | 0.40 | 0.9990 |") != std::string::npos);
+}
+
 TEST_CASE("kernelbench campaign: the best candidate is scored by its re-measurement") {
   const json searched = {{"correct", true}, {"gpu_seconds", 30.0}, {"speedup", {{"eager", 2.4}, {"compile", 1.2}}},
                          {"speedup_ci", {{"eager", {2.3, 2.5}}}}};
