@@ -9,8 +9,13 @@
 
 namespace kmcts {
 
-/// hygiene.py's JSON line ({"findings": [...], "measurements": {...}}), or {"error": "..."} when
-/// the problem or the harness could not be run; never throws for a bad problem.
+/// hygiene.py's JSON line ({"findings": [...], "measurements": {...}, "seconds": s}), or
+/// {"error": "..."} when the problem or the harness could not be run; never throws for a bad
+/// problem. Findings are cached under evaluator.cache_dir by the file's content, the tolerance
+/// and the device kind: a rerun returns them ("cached": true) without running the check.
 nlohmann::json kernelbench_hygiene(const std::filesystem::path& problem_file, const KernelBenchSettings& settings);
+
+/// The check itself, uncached.
+nlohmann::json run_hygiene(const std::filesystem::path& problem_file, const KernelBenchSettings& settings);
 
 }  // namespace kmcts

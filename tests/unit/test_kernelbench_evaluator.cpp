@@ -7,8 +7,10 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/problem.hpp"
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
+#include "hardware/kernelbench/kernelbench_hygiene.hpp"
 #include "scratch.hpp"
 
 using namespace kmcts;
@@ -189,4 +191,32 @@ TEST_CASE("kernelbench evaluator: prebuilds on the CPU pool, cached by content; 
   BuildResult plain = evaluator.build("# prebuild: {\"ok\": false, \"build_error\": true, \"error\": \"x\"}\n");
   CHECK(plain.ok);
   CHECK(plain.seconds == 0);
+}
+
+TEST_CASE("kernelbench hygiene: findings are cached by the problem file's content, errors are not") {
+  const fs::path dir = kmcts::test::fresh_dir("kb-hygiene");
+  fs::create_directories(dir);
+  Config config;
+  config.set_value("evaluator.kernelbench.python",
+                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
+  config.set_value("evaluator.cache_dir", (dir / "cache").string(), "test");
+  config.set_value("evaluator.kernelbench.device", std::string("cpu"), "test");
+  const KernelBenchSettings settings = KernelBenchSettings::from_config(config);
+  const fs::path problem = dir / "p.py";
+  std::ofstream(problem) << "# a problem\n";
+  auto runs = [&](const fs::path& p) { return fs::exists(p.string() + ".runs") ? read_file(p.string() + ".runs").size() / 4 : 0; };
+  const json first = kernelbench_hygiene(problem, settings);
+  CHECK_FALSE(first.contains("cached"));
+  const json again = kernelbench_hygiene(problem, settings);
+  CHECK(again.value("cached", false));
+  CHECK(again["findings"] == first["findings"]);
+  CHECK(runs(problem) == 1);  // the rerun paid nothing
+  std::ofstream(problem, std::ios::app) << "# edited\n";  // another file: checked again
+  CHECK_FALSE(kernelbench_hygiene(problem, settings).contains("cached"));
+  CHECK(runs(problem) == 2);
+  const fs::path broken = dir / "broken.py";
+  std::ofstream(broken) << "# hygiene-error\n";
+  CHECK(kernelbench_hygiene(broken, settings).contains("error"));
+  CHECK(kernelbench_hygiene(broken, settings).contains("error"));
+  CHECK(runs(broken) == 2);  // an error may not happen again: not cached
 }
