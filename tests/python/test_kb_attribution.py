@@ -38,15 +38,24 @@ class Attribution(unittest.TestCase):
         self.assertEqual(r["library_objects"]["libcublasLt.so.13"]["kernels"], 2)
         self.assertAlmostEqual(r["library_ms"], 0.002)
 
-    def test_unknown_kernels_are_reported_apart_from_the_share(self):
+    def test_unknown_kernels_count_as_not_its_own(self):
         r = report(sample(own=(1, 100), unknown=(1, 900)))
-        self.assertAlmostEqual(r["own_share"], 1.0)
+        self.assertAlmostEqual(r["own_share"], 0.1)
         self.assertAlmostEqual(r["unknown_ms"], 0.0009)
+        self.assertIn("1 whose launch was not seen", hardened.library_verdict(r, "all", 0.5))
+        only_unknown = report(sample(unknown=(2, 900)))
+        self.assertIn("no kernel of its own ran", hardened.library_verdict(only_unknown, "report", 0.5))
 
-    def test_an_unattributed_sample_makes_attribution_unavailable(self):
+    def test_unavailable_attribution_cannot_pass_a_strict_policy(self):
         r = report(sample(own=(1, 100)), sample(attributed=0))
         self.assertFalse(r["available"])
-        self.assertIsNone(hardened.library_verdict(r, "all", 0.5))
+        self.assertIsNone(hardened.library_verdict(r, "report", 0.5))  # recorded as unavailable
+        for policy in ("limit", "all"):
+            with self.assertRaises(RuntimeError):  # an infra_error, not a pass
+                hardened.library_verdict(r, policy, 0.5)
+        cpu = hardened.Owners()
+        cpu.add([sample(attributed=0)])
+        self.assertIsNone(hardened.library_verdict(cpu.report("no GPU"), "all", 0.5))  # nothing to attribute
 
     def test_no_kernel_of_its_own_is_rejected_by_every_policy_but_record(self):
         r = report(sample(library=(3, 900), objects={"libtorch_cuda.so": [3, 900]}))
@@ -69,6 +78,12 @@ class Attribution(unittest.TestCase):
     def test_malformed_library_objects_are_a_malformed_reply(self):
         good = {"samples": [sample(objects={"libx.so": [1, 2]})], "copy_kernels": 0, "tail_stray": 0}
         self.assertEqual(len(candidate_process.checked_samples(good, 1)), 1)
+        lying = dict(sample(own=(1, 10)), kernels=5)  # owners that do not add up to the kernels
+        with self.assertRaises(candidate_process.Verdict):
+            candidate_process.checked_samples({"samples": [lying], "copy_kernels": 0, "tail_stray": 0}, 1)
+        with self.assertRaises(candidate_process.Verdict):
+            candidate_process.checked_samples({"samples": [dict(sample(), attributed=2)], "copy_kernels": 0,
+                                               "tail_stray": 0}, 1)
         for bad in ({"libx.so": [1]}, {"libx.so": ["1", 2]}, {"libx.so": [-1, 2]}, ["libx.so"],
                     {f"lib{k}.so": [1, 1] for k in range(100)}):
             reply = {"samples": [dict(sample(), library_objects=bad)], "copy_kernels": 0, "tail_stray": 0}

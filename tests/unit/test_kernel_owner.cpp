@@ -28,6 +28,7 @@ TEST_CASE("inductor's Triton kernels are a library's wherever they were launched
   CHECK(is_inductor_kernel("triton_red_fused__softmax_1"));
   CHECK(is_inductor_kernel("triton_per_fused_native_layer_norm_0"));
   CHECK(is_inductor_kernel("triton_tem_fused_mm_0"));
+  CHECK(is_inductor_kernel("triton_"));  // inductor with unique_kernel_names off
   CHECK_FALSE(is_inductor_kernel("my_triton_kernel"));
   CHECK_FALSE(is_inductor_kernel("triton_matmul_kernel"));  // a user's Triton kernel may be named so
   CHECK_FALSE(is_inductor_kernel("_Z10relu_kernelPKfPfi"));

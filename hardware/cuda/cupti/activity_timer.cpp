@@ -124,6 +124,7 @@ uint32_t ActivityTimer::stream_id(void* cuda_stream) {
 }
 
 void ActivityTimer::attribute(std::vector<std::string> own_roots) {
+  attribution_.reset();  // CUPTI takes one subscriber: the old one goes first
   attribution_ = std::make_unique<KernelAttribution>(std::move(own_roots));
 }
 

@@ -84,18 +84,30 @@ struct ConfigThenFunction {
   const void* function;  // cudaLaunchKernelExC(config, func, ...), cuLaunchKernelEx(config, f, ...)
 };
 
-const void* runtime_function(CUpti_CallbackId cbid, const void* params) {
+struct LaunchedFunction {
+  const void* function = nullptr;  // nullptr: a launch API whose parameters we do not read
+  bool host_stub = false;          // code in the launching object (dladdr names it), or a handle
+};
+
+LaunchedFunction runtime_function(CUpti_CallbackId cbid, const void* params) {
   switch (cbid) {
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000:
-      return static_cast<const FunctionFirst*>(params)->function;
+      return {static_cast<const FunctionFirst*>(params)->function, true};
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
     case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060:
-      return static_cast<const ConfigThenFunction*>(params)->function;
+      return {static_cast<const ConfigThenFunction*>(params)->function, true};
+#if CUDA_VERSION >= 13000
+    // What nvcc 13 compiles <<<...>>> to: __cudaLaunchKernel(cudaKernel_t, ...), a handle, not
+    // code: resolved by the stack once per handle.
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+    case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000:
+      return {static_cast<const FunctionFirst*>(params)->function, false};
+#endif
     default:
-      return nullptr;  // a launch API whose parameters we do not read: the stack tells
+      return {};
   }
 }
 
@@ -143,8 +155,9 @@ void on_launch(KernelAttribution::State& s, CUpti_CallbackDomain domain, CUpti_C
   if (origin == kNone) {
     const bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
     (runtime ? s.runtime : s.driver).fetch_add(1, std::memory_order_relaxed);
-    const void* f = runtime ? runtime_function(cbid, cb.functionParams) : driver_function(cbid, cb.functionParams);
-    origin = f ? s.of_function(f, runtime) : s.intern(launching_object(s.own_object));
+    const LaunchedFunction f =
+        runtime ? runtime_function(cbid, cb.functionParams) : LaunchedFunction{driver_function(cbid, cb.functionParams)};
+    origin = f.function ? s.of_function(f.function, f.host_stub) : s.intern(launching_object(s.own_object));
   }
   {
     std::lock_guard lock(s.mutex);
@@ -156,14 +169,15 @@ void on_launch(KernelAttribution::State& s, CUpti_CallbackDomain domain, CUpti_C
 void on_graph_node(KernelAttribution::State& s, CUpti_CallbackId cbid, const CUpti_ResourceData& data) {
   const auto* graph = static_cast<const CUpti_GraphData*>(data.resourceDescriptor);
   if (graph == nullptr || graph->node == nullptr) return;
-  uint64_t node = 0;
+  uint64_t node = 0, original = 0;
   if (cuptiGetGraphNodeId(graph->node, &node) != CUPTI_SUCCESS) return;
+  const bool cloned = cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED;
+  if (cloned && (graph->originalNode == nullptr || cuptiGetGraphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS))
+    return;
   std::lock_guard lock(s.mutex);
-  if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED) {
+  if (!cloned) {
     if (t_current != kNone) s.graph_nodes[node] = t_current;  // captured from a launch we saw
-  } else if (graph->originalNode != nullptr) {                // cloned (instantiation, graph copies)
-    uint64_t original = 0;
-    if (cuptiGetGraphNodeId(graph->originalNode, &original) != CUPTI_SUCCESS) return;
+  } else {                                                     // cloned (instantiation, graph copies)
     const auto it = s.graph_nodes.find(original);
     if (it != s.graph_nodes.end()) s.graph_nodes[node] = it->second;
   }
@@ -250,7 +264,9 @@ KernelOrigin KernelAttribution::origin(uint32_t correlation_id, uint64_t graph_n
     const auto it = state_->launches.find(correlation_id);
     if (it != state_->launches.end()) index = it->second;
   }
-  return kernel_origin(state_->origins[index], kernel_name);
+  // An index out of range: an exit callback whose enter this subscriber never saw (callbacks
+  // enabled while another thread was inside a launch) left t_current undefined.
+  return kernel_origin(index < state_->origins.size() ? state_->origins[index] : state_->origins[kNone], kernel_name);
 }
 
 void KernelAttribution::forget_launches() {

@@ -130,6 +130,8 @@ def checked_samples(reply, count):
     ok = isinstance(samples, list) and len(samples) == count
     for x in samples if ok else []:
         ok = ok and isinstance(x, dict) and all(isinstance(x.get(f), int) and x[f] >= 0 for f in SAMPLE_FIELDS)
+        ok = ok and x["attributed"] in (0, 1) and (x["attributed"] == 0 or x["own_kernels"] + x["library_kernels"]
+                                                   + x["unknown_kernels"] == x["kernels"])
         objects = x.get("library_objects", {}) if ok else None
         ok = ok and isinstance(objects, dict) and len(objects) <= MAX_LIBRARY_OBJECTS and all(
             isinstance(k, str) and len(k) < 256 and isinstance(v, list) and len(v) == 2

@@ -227,11 +227,12 @@ class Owners:
                 got[0], got[1] = got[0] + count, got[1] + ns
 
     def report(self, error=None):
-        """The result's "attribution": own share of the attributed kernel time, and the sums."""
+        """The result's "attribution": own share of the kernel time (a kernel whose launch was not
+        seen, "unknown", counts as not its own), and the sums."""
         if not self.attributed:
             return {"available": False, "error": error or "the candidate's process took no attributed samples"}
-        attributed = self.ns["own"] + self.ns["library"]
-        return {"available": True, "own_share": self.ns["own"] / attributed if attributed else None,
+        total = sum(self.ns.values())
+        return {"available": True, "own_share": self.ns["own"] / total if total else None,
                 "own_ms": self.ns["own"] * 1e-6, "library_ms": self.ns["library"] * 1e-6,
                 "unknown_ms": self.ns["unknown"] * 1e-6, "kernels": dict(self.kernels),
                 "library_objects": {k: {"kernels": c, "ms": ns * 1e-6}
@@ -240,19 +241,29 @@ class Owners:
 
 def library_verdict(report, policy, max_share):
     """Why the library policy rejects the candidate, or None. Every policy but record rejects a
-    candidate whose timed calls ran kernels, none of them its own."""
-    if policy == "record" or not report["available"]:
+    candidate whose timed calls ran kernels, none of them its own; a kernel whose launch was not
+    seen (unknown) counts as not its own. limit and all cannot be judged without attribution: on
+    a GPU that is an error of ours (RuntimeError), not a pass."""
+    if policy == "record":
+        return None
+    if not report["available"]:
+        if policy in ("limit", "all") and report.get("error") != "no GPU":
+            raise RuntimeError(f"library_policy={policy} needs kernel attribution, which is unavailable: "
+                               f"{report.get('error')}")
         return None
     kernels = report["kernels"]
+    others = kernels["library"] + kernels["unknown"]
     top = ", ".join(f"{k} {v['kernels']}" for k, v in list(report["library_objects"].items())[:3])
-    if kernels["own"] == 0 and kernels["library"] > 0:
-        return f"no kernel of its own ran ({kernels['library']} library kernels in the timed calls: {top})"
+    if kernels["unknown"]:
+        top = (top + ", " if top else "") + f"{kernels['unknown']} whose launch was not seen"
+    if kernels["own"] == 0 and others > 0:
+        return f"no kernel of its own ran ({others} other kernels in the timed calls: {top})"
     share = 1.0 - (report["own_share"] if report["own_share"] is not None else 1.0)
     if policy == "limit" and share > max_share:
         return (f"{100 * share:.1f}% of its kernel time is in library kernels ({top}), above the limit of "
                 f"{100 * max_share:g}%")
-    if policy == "all" and kernels["library"] > 0:
-        return f"{kernels['library']} library kernels ran in its timed calls ({top}); every op must be its own"
+    if policy == "all" and others > 0:
+        return f"{others} kernels not its own ran in its timed calls ({top}); every op must be its own"
     return None
 
 
