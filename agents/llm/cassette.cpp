@@ -22,8 +22,10 @@ CassetteMode cassette_mode_from_string(const std::string& name, const std::strin
 json normalised(const ChatRequest& r) {
   json messages = json::array();
   for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-  return {{"model", r.model}, {"system", r.system}, {"messages", messages}, {"temperature", r.temperature},
-          {"top_p", r.top_p}, {"max_tokens", r.max_tokens}};
+  json key = {{"model", r.model}, {"system", r.system}, {"messages", messages}, {"temperature", r.temperature},
+              {"top_p", r.top_p}, {"max_tokens", r.max_tokens}};
+  if (!r.reasoning_effort.empty()) key["reasoning_effort"] = r.reasoning_effort;  // older cassettes' keys unchanged
+  return key;
 }
 
 std::string cassette_key(const ChatRequest& r) {

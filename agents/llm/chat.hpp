@@ -23,6 +23,7 @@ struct ChatRequest {
   double temperature = 0.7;
   double top_p = 1.0;
   int max_tokens = 4096;
+  std::string reasoning_effort;  // "" = not sent; "low", "medium", "high" where the model takes it
   /// Which sample of this exact request (0, 1, ...): the cassette key includes it, so k
   /// identical requests replay k recorded replies, whatever order they complete in.
   uint64_t sample = 0;

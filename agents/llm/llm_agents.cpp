@@ -118,6 +118,7 @@ ChatRequest request_for(const RoleSettings& r, std::string prompt, uint64_t samp
   q.temperature = r.temperature;
   q.top_p = r.top_p;
   q.max_tokens = r.max_tokens;
+  q.reasoning_effort = r.reasoning_effort;
   q.sample = sample;
   return q;
 }

@@ -40,7 +40,8 @@ std::string HttpLlmClient::redact(std::string text) const {
 ChatReply HttpLlmClient::chat(const ChatRequest& request, CallRecord& record) {
   const double started = clock_->now_s();
   record.model = request.model;
-  const HttpRequest http = build_request(settings_.provider, settings_.base_url, request);
+  const HttpRequest http = build_request(settings_.provider, settings_.base_url, request,
+                                         settings_.profiles.find(settings_.provider, request.model));
   std::vector<std::pair<std::string, std::string>> auth;
   if (!settings_.api_key.empty()) auth.push_back(auth_header(settings_.provider, settings_.api_key));
   // Reserve what the call may cost: the prompt at ~4 characters per token, plus the whole

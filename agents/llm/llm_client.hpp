@@ -40,6 +40,7 @@ struct EndpointSettings {
   RetryPolicy retry;
   double requests_per_minute = 0;  // 0 = no client-side limit
   double tokens_per_minute = 0;
+  ModelProfiles profiles = ModelProfiles::load();  // what each model takes on the wire (model_profile.hpp)
 };
 
 /// A provider endpoint over HTTP.

@@ -65,6 +65,7 @@ std::string error_body(const std::string& provider, const std::string& type, con
 
 struct MockLlmServer::Impl {
   MockAnswerer answerer;
+  ModelProfiles profiles = ModelProfiles::load();  // guarded by mutex
   MockFaults faults;
   uint64_t seed = 0;
   asio::io_context io;
@@ -149,6 +150,16 @@ struct MockLlmServer::Impl {
       if (m.value("role", "") == "user") user = m["content"].get<std::string>();
     }
     const std::string model = body.value("model", "mock");
+    {
+      std::lock_guard lock(mutex);
+      const auto refused = provider_refusal(
+          profiles.find(provider == "anthropic" ? Provider::anthropic : Provider::openai, model), body);
+      if (refused) {
+        response.result(static_cast<http::status>(refused->first));
+        response.body() = refused->second;
+        return send(socket, response);
+      }
+    }
     CounterRng rng(seed, n);
     const Fault fault = draw_fault(faults, rng.uniform());
     if (fault != Fault::none) stats.faults++;
@@ -237,6 +248,11 @@ MockLlmServer::~MockLlmServer() {
     threads.swap(impl_->threads);
   }
   for (auto& t : threads) t.join();
+}
+
+void MockLlmServer::enforce_profiles(ModelProfiles profiles) {
+  std::lock_guard lock(impl_->mutex);
+  impl_->profiles = std::move(profiles);
 }
 
 void MockLlmServer::require_key(std::string key) {

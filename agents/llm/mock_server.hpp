@@ -3,7 +3,8 @@
 // and Anthropic messages protocols over HTTP (Boost.Beast), answers from a script of replies
 // or a fixed reply, and injects faults on demand: 429 with and without Retry-After, 500, 529,
 // replies slower than the client's stall timeout, malformed JSON, truncated bodies, replies
-// without code. Fault draws are keyed by (seed, request number): a run repeats.
+// without code; and refuses, as the provider would, a request that breaks the model's profile
+// (temperature with top_p to Claude 4.x, max_tokens to an OpenAI reasoning model, ...). Fault draws are keyed by (seed, request number): a run repeats.
 #include <atomic>
 #include <functional>
 #include <map>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "agents/llm/model_profile.hpp"
 
 namespace kmcts::llm {
 
@@ -46,6 +49,9 @@ class MockLlmServer {
   MockLlmServer(const MockLlmServer&) = delete;
   MockLlmServer& operator=(const MockLlmServer&) = delete;
 
+  /// Refuses what the provider would refuse for each model (model_profile.hpp), with its status
+  /// and error shape: the shipped profiles from the start; this replaces them.
+  void enforce_profiles(ModelProfiles profiles);
   /// Requests must carry this key (Bearer or x-api-key); others get a 401 that, like real
   /// providers, quotes the key they sent (so clients' redaction can be tested).
   void require_key(std::string key);

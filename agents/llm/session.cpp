@@ -26,7 +26,20 @@ KMCTS_OPTION("agents.llm.debugger.temperature", Double, 0.2, 0.0, 2.0, "Debugger
 KMCTS_OPTION("agents.llm.planner.max_tokens", Int, 1024, 1, 1000000, "Planner completion budget per call.")
 KMCTS_OPTION("agents.llm.coder.max_tokens", Int, 8192, 1, 1000000, "Coder completion budget per call.")
 KMCTS_OPTION("agents.llm.debugger.max_tokens", Int, 8192, 1, 1000000, "Debugger completion budget per call.")
-KMCTS_OPTION("agents.llm.top_p", Double, 1.0, 0.0, 1.0, "Nucleus sampling top_p of every call (sent explicitly: local servers differ).")
+KMCTS_OPTION("agents.llm.top_p", Double, 1.0, 0.0, 1.0,
+             "Nucleus sampling top_p of every call, sent where the model's profile takes it (explicitly to "
+             "OpenAI-compatible servers, whose defaults differ; never beside temperature to Claude 4.x)")
+KMCTS_OPTION("agents.llm.planner.reasoning_effort", String, "", std::nullopt, std::nullopt,
+             "Planner reasoning_effort (low, medium, high) for models whose profile takes it (OpenAI's reasoning "
+             "models); empty = not sent")
+KMCTS_OPTION("agents.llm.coder.reasoning_effort", String, "", std::nullopt, std::nullopt,
+             "Coder reasoning_effort, as agents.llm.planner.reasoning_effort")
+KMCTS_OPTION("agents.llm.debugger.reasoning_effort", String, "", std::nullopt, std::nullopt,
+             "Debugger reasoning_effort, as agents.llm.planner.reasoning_effort")
+KMCTS_OPTION("agents.llm.profiles", String, "", std::nullopt, std::nullopt,
+             "A JSON file of model profiles, in the shape of the shipped configs/llm/model_profiles.json, whose "
+             "entries win over the shipped ones: what a model takes on the wire (sampling parameters, max_tokens or "
+             "max_completion_tokens, reasoning_effort)")
 KMCTS_OPTION("agents.llm.system", String,
              "You are an expert in high-performance kernels. Answer exactly in the format the task asks for.",
              std::nullopt, std::nullopt, "System prompt of every role.")
@@ -53,6 +66,15 @@ KMCTS_OPTION("agents.llm.cassette_mode", String, "off", std::nullopt, std::nullo
              "(answer from the cassette only; a miss is an error) or replay_or_record (the same as record).")
 
 namespace kmcts::llm {
+
+namespace {
+
+ModelProfiles profiles_of(const Config& c) {
+  const std::string extra = c.get_string("agents.llm.profiles");
+  return ModelProfiles::load(extra.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{extra});
+}
+
+}  // namespace
 
 namespace {
 
@@ -111,6 +133,7 @@ std::shared_ptr<Session> Session::for_config(const Config& c) {
     e.retry.max_retries = static_cast<int>(c.get_int("agents.llm.max_retries"));
     e.requests_per_minute = c.get_double("agents.llm.requests_per_minute");
     e.tokens_per_minute = c.get_double("agents.llm.tokens_per_minute");
+    e.profiles = profiles_of(c);
     http = std::make_shared<HttpLlmClient>(e, std::make_shared<HttpTransport>(e.timeouts));
   }
   if (mode == CassetteMode::off) session->client_ = http;
@@ -127,6 +150,15 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
   r.max_tokens = static_cast<int>(c.get_int("agents.llm." + name + ".max_tokens"));
   r.top_p = c.get_double("agents.llm.top_p");
   r.system = c.get_string("agents.llm.system");
+  r.reasoning_effort = c.get_string("agents.llm." + name + ".reasoning_effort");
+  if (!r.reasoning_effort.empty()) {
+    const Provider provider = provider_from_string(c.get_string("agents.llm.provider"), "agents.llm.provider");
+    const ModelProfile profile = profiles_of(c).find(provider, r.model);
+    if (!profile.reasoning_effort)
+      throw InputError(fmt::format("agents.llm.{}.reasoning_effort: model '{}' takes none (its profile: {}, match "
+                                   "'{}'); add a profile with agents.llm.profiles if it does",
+                                   name, r.model, profile.origin.empty() ? "the default" : profile.origin, profile.match));
+  }
   return r;
 }
 

@@ -18,6 +18,7 @@ struct RoleSettings {
   double top_p = 1.0;
   int max_tokens = 4096;
   std::string system;
+  std::string reasoning_effort;  // "" = not sent
 };
 
 class Session {

@@ -68,7 +68,19 @@ std::string string_at(const json& j, const char* key) {
 
 }  // namespace
 
-HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& r) {
+namespace {
+
+// The sampling parameters, the completion budget and reasoning_effort as the model takes them.
+void add_generation_fields(json& body, const ChatRequest& r, const ModelProfile& profile) {
+  if (profile.temperature) body["temperature"] = r.temperature;
+  if (profile.top_p && !(profile.sampling_exclusive && profile.temperature)) body["top_p"] = r.top_p;
+  body[profile.max_tokens_field] = r.max_tokens;
+  if (profile.reasoning_effort && !r.reasoning_effort.empty()) body["reasoning_effort"] = r.reasoning_effort;
+}
+
+}  // namespace
+
+HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& r, const ModelProfile& profile) {
   HttpRequest out;
   out.headers["content-type"] = "application/json";
   json messages = json::array();
@@ -76,17 +88,17 @@ HttpRequest build_request(Provider p, const std::string& base_url, const ChatReq
     out.url = endpoint(base_url, "/v1/chat/completions");
     if (!r.system.empty()) messages.push_back({{"role", "system"}, {"content", r.system}});
     for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-    // Sent explicitly: local servers have other defaults (REFERENCE.md). max_tokens, not
-    // max_completion_tokens: every OpenAI-compatible server reads it.
-    json body = {{"model", r.model}, {"messages", messages}, {"temperature", r.temperature},
-                 {"top_p", r.top_p}, {"max_tokens", r.max_tokens}, {"stream", false}};
+    // The default profile sends both sampling parameters explicitly (local servers have other
+    // defaults: REFERENCE.md) and max_tokens, which every OpenAI-compatible server reads.
+    json body = {{"model", r.model}, {"messages", messages}, {"stream", false}};
+    add_generation_fields(body, r, profile);
     out.body = body.dump();
   } else {
     out.url = endpoint(base_url, "/v1/messages");
     out.headers["anthropic-version"] = "2023-06-01";
     for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
-    json body = {{"model", r.model}, {"messages", messages}, {"temperature", r.temperature},
-                 {"top_p", r.top_p}, {"max_tokens", r.max_tokens}};
+    json body = {{"model", r.model}, {"messages", messages}};
+    add_generation_fields(body, r, profile);
     if (!r.system.empty()) body["system"] = r.system;
     out.body = body.dump();
   }

@@ -9,13 +9,10 @@
 #include <string>
 
 #include "agents/llm/chat.hpp"
+#include "agents/llm/model_profile.hpp"
+#include "agents/llm/provider.hpp"
 
 namespace kmcts::llm {
-
-enum class Provider { openai, anthropic };
-/// "openai" or "anthropic"; anything else is an InputError naming the option.
-Provider provider_from_string(const std::string& name, const std::string& option);
-const char* to_string(Provider p);
 
 struct HttpRequest {
   std::string url;
@@ -24,7 +21,11 @@ struct HttpRequest {
 };
 
 /// `base_url` without a trailing "/v1" (both "http://h:8000" and "http://h:8000/v1" work).
-HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& request);
+/// Sampling parameters, the completion budget's field and reasoning_effort go out as `profile`
+/// (the model's, model_profile.hpp) allows; the default profile sends temperature, top_p and
+/// max_tokens, as any OpenAI-compatible server takes them.
+HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& request,
+                          const ModelProfile& profile = {});
 /// The auth header of the provider for `key` (name, value).
 std::pair<std::string, std::string> auth_header(Provider p, const std::string& key);
 
