@@ -34,6 +34,12 @@ KMCTS_OPTION("search.max_wall_s", Double, 0.0, 0.0, 1.0e7, "Stop selecting new w
 KMCTS_OPTION("search.max_agent_calls", Int, 0, 0, 1.0e9, "Stop selecting new work after this many agent calls (0 = no limit).")
 KMCTS_OPTION("search.max_tokens", Int, 0, 0, 9.0e15, "Stop selecting new work after this many LLM tokens, prompt + completion (0 = no limit).")
 KMCTS_OPTION("search.max_dollars", Double, 0.0, 0.0, 1.0e9, "Stop selecting new work after this many dollars of LLM calls (0 = no limit).")
+KMCTS_OPTION("search.agent_failure_share", Double, 1.0, 0.0, 1.0,
+             "The run fails (exit 1, the cause in its summary) once this share of its agent calls has failed, "
+             "counted after search.agent_failure_min_calls of them (1 = only when every call failed); a search "
+             "that ends with every agent call failed fails whatever their number")
+KMCTS_OPTION("search.agent_failure_min_calls", Int, 4, 1, 1000000,
+             "Agent calls finished before search.agent_failure_share may stop the run")
 KMCTS_OPTION("search.deterministic", Bool, false, std::nullopt, std::nullopt,
              "Lockstep waves: select search.wave_size jobs, wait for all, apply them in request order. "
              "With recorded or deterministic externals the graph is then identical for any --workers.")
@@ -113,6 +119,8 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   s.max_agent_calls = c.get_int("search.max_agent_calls");
   s.max_tokens = c.get_int("search.max_tokens");
   s.max_dollars = c.get_double("search.max_dollars");
+  s.agent_failure_share = c.get_double("search.agent_failure_share");
+  s.agent_failure_min_calls = static_cast<int>(c.get_int("search.agent_failure_min_calls"));
   return s;
 }
 

@@ -48,6 +48,8 @@ struct SearchSettings {
   int64_t max_agent_calls = 0;
   int64_t max_tokens = 0;
   double max_dollars = 0;
+  double agent_failure_share = 1.0;  // of the agent calls finished: failing beyond it fails the run
+  int agent_failure_min_calls = 4;
   bool progress = true;
   bool deterministic = false; // lockstep waves, applied in request order
   int wave_size = 4;          // selections per wave in deterministic mode

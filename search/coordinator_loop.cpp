@@ -18,6 +18,10 @@ using State = Coordinator::State;
 
 ProgressState progress_of(const State& s, const VariantGraph& g) {
   ProgressState p{s.evaluations_done, s.settings.budget, 0, -1, s.failures, s.in_flight, s.elapsed()};
+  p.agent_calls = s.agent_calls_done;
+  p.agent_failures = s.agent_failures;
+  p.tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
+  p.dollars = s.usage.dollars;
   if (s.best_node >= 0) p.best_speedup = g.node(s.best_node).speedup, p.best_node = s.best_node;
   return p;
 }
@@ -38,6 +42,7 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
                       {"edges", g.edge_count()},
                       {"transpositions", s.transpositions},
                       {"agent_calls", s.agent_calls_total},
+                      {"agent_failures", s.agent_failures},
                       {"tokens", s.usage.prompt_tokens + s.usage.completion_tokens},
                       {"dollars", s.usage.dollars},
                       {"llm_requests", s.usage.calls},
@@ -68,6 +73,18 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
 
 int64_t trial_of(const detail::Completion& c) {
   return std::visit([](const auto& done) { return done->selection.trial; }, c);
+}
+
+// Why the run fails for its agents' failures ("" if it does not): past the minimum of finished
+// calls, the failed share reached; or at the end, every call failed.
+std::string agent_failure(const State& s, bool at_end) {
+  const int done = s.agent_calls_done, failed = s.agent_failures;
+  if (done == 0 || failed == 0) return "";
+  const bool share = done >= s.settings.agent_failure_min_calls &&
+                     failed >= s.settings.agent_failure_share * static_cast<double>(done);
+  if (!share && !(at_end && failed == done)) return "";
+  return fmt::format("{} of {} agent calls failed; the first, {} (every one is an agent_failed event)", failed, done,
+                     s.first_agent_failure);
 }
 
 // The first budget reached stops the search (the evaluation budget is enforced at dispatch).
@@ -133,6 +150,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     s.writer.check();  // a failed write stops the run here, with what was committed kept
     if (seed_done && stop_reason.empty()) {
       stop_reason = g_stop.load() ? "interrupted" : budget_reached(s);
+      if (stop_reason.empty()) stop_reason = agent_failure(s, false);
     }
     // Late binding: select only for a free slot. In lockstep, a whole wave at once, and
     // only when the previous wave is fully applied.
@@ -189,6 +207,10 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   s.progress.update(progress_of(s, g));
   s.progress.finish();
   std::string status = stop_reason == "interrupted" ? "interrupted" : "completed";
+  // Agents that failed (beyond the share, or every one of them) fail the run, whatever else
+  // stopped it: its summary names them, not the budget or an exhausted space.
+  if (status != "interrupted")
+    if (std::string failed = agent_failure(s, true); !failed.empty()) status = "failed", stop_reason = std::move(failed);
   if (stop_reason.empty() && s.evaluations_started < s.settings.budget) stop_reason = "search space exhausted before the budget";
   s.flush(g);
   // The writer's backlog first (at simulation rates it can be seconds of writes): its CPU and

@@ -161,6 +161,9 @@ struct Coordinator::State {
   int evaluations_done = 0;
   int failures = 0;
   int agent_calls_total = 0;
+  int agent_calls_done = 0;    // agent calls finished, and of them failed (an exhausted agent's
+  int agent_failures = 0;      // "nothing left to propose" is not a failure)
+  std::string first_agent_failure;  // its kind and error, quoted in the run's failure
   int transpositions = 0;
   int best_node = -1;      // the fastest variant measured so far
   std::map<std::string, int> failures_by_verdict;

@@ -8,8 +8,11 @@ namespace kmcts {
 
 std::string format_progress(const ProgressState& s) {
   std::string best = s.best_node >= 0 ? fmt::format("{:.2f}x (node {})", s.best_speedup, s.best_node) : "-";
-  return fmt::format("[{:>4}/{} evals] best {}  failures {}  running {}  {:.1f}s", s.evaluations, s.budget, best,
-                     s.failures, s.running, s.elapsed_s);
+  std::string line = fmt::format("[{:>4}/{} evals] best {}  failures {}  running {}  {:.1f}s", s.evaluations, s.budget,
+                                 best, s.failures, s.running, s.elapsed_s);
+  if (s.agent_failures > 0) line += fmt::format("  agent calls failed {}/{}", s.agent_failures, s.agent_calls);
+  if (s.tokens > 0) line += fmt::format("  {} tokens ${:.4f}", s.tokens, s.dollars);
+  return line;
 }
 
 Progress::Progress(bool enabled, std::FILE* out) : enabled_(enabled), tty_(isatty(fileno(out)) != 0), out_(out) {}

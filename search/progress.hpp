@@ -14,6 +14,10 @@ struct ProgressState {
   int failures = 0;
   int running = 0;
   double elapsed_s = 0;
+  int agent_calls = 0;      // finished agent calls, and of them failed
+  int agent_failures = 0;
+  int64_t tokens = 0;       // LLM tokens and dollars so far (shown when there are any)
+  double dollars = 0;
 };
 
 class Progress {

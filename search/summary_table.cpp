@@ -123,6 +123,10 @@ std::optional<std::string> agents_line(const json& summary) {
   const auto calls = number(summary, "agent_calls");
   if (!calls) return std::nullopt;
   std::string out = fmt::format("{} call{}", integer_text(*calls), *calls == 1 ? "" : "s");
+  // Failed agent calls (the role's answer unusable, or its HTTP call out of retries) apart from
+  // the HTTP attempts that were retried.
+  if (const auto failed = number(summary, "agent_failures"); failed && *failed > 0)
+    out += fmt::format(", {} failed", integer_text(*failed));
   const auto tokens = number(summary, "tokens");
   const auto dollars = number(summary, "dollars");
   if (tokens && *tokens > 0) out += fmt::format(", {} tokens", integer_text(*tokens));

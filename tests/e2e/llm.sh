@@ -54,9 +54,28 @@ $(events "$work/run1")
 replayed run's events:
 $(events "$work/run2")"; ok
 
-# A cassette miss is a clear, recorded failure of the expansion, not a crash.
+# A cassette miss is a clear, recorded failure of the expansion, not a crash; a run whose every
+# agent call failed fails (exit 1), and says why.
 out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 6 --set agents.llm.cassette_mode=replay \
   --set evaluator.name=replay --set evaluator.replay.runs="$work/run1" --out "$work/run3" 2>&1)
+code=$?
 failed=$(sqlite3 "$work/run3/run.sqlite" "select payload from events where kind = 'agent_failed'")
 grep -q "cassette_miss" <<<"$failed" || fail "a cassette miss was not recorded as a failed expansion: $out"; ok
+[ "$code" = 1 ] || fail "a run whose agent calls all failed exited $code: $out"; ok
+grep -qE "[0-9]+ of [0-9]+ agent calls failed; the first, expand: .*cassette" "$work/run3/summary.json" ||
+  fail "the summary does not name the failing agents: $(cat "$work/run3/summary.json")"; ok
+
+# A model that answers, but never with a usable reply: the run fails, naming the cause, and its
+# table counts the failed agent calls apart from the HTTP attempts.
+"$kmcts" mock-llm --port 0 --reply "I think you should make it faster." >"$work/mock2.out" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do grep -q listening "$work/mock2.out" 2>/dev/null && break; sleep 0.1; done
+port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock2.out" | cut -d: -f2)
+out=$("$kmcts" run "$src/problems/cpu/layernorm" --set agents.backend=llm --set agents.llm.api_key_env=NO_SUCH_KEY \
+  --set agents.llm.base_url="http://127.0.0.1:$port" --budget 8 --workers 1 --out "$work/run4" 2>&1)
+code=$?
+kill -INT "$server"; wait "$server" 2>/dev/null; server=""
+[ "$code" = 1 ] || fail "a run whose agents never gave a usable reply exited $code: $out"; ok
+grep -qE "agent calls failed; the first" <<<"$out" || fail "the run's output does not name the failing agents: $out"; ok
+grep -qE "^agents +[0-9]+ calls?, [0-9]+ failed" <<<"$out" || fail "the table does not count the failed agent calls: $out"; ok
 echo "$passed passed, 0 failed"
