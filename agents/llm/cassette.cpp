@@ -25,6 +25,7 @@ json normalised(const ChatRequest& r) {
   json key = {{"model", r.model}, {"system", r.system}, {"messages", messages}, {"temperature", r.temperature},
               {"top_p", r.top_p}, {"max_tokens", r.max_tokens}};
   if (!r.reasoning_effort.empty()) key["reasoning_effort"] = r.reasoning_effort;  // older cassettes' keys unchanged
+  if (r.thinking_budget > 0) key["thinking_budget"] = r.thinking_budget;
   return key;
 }
 

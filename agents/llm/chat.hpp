@@ -24,6 +24,7 @@ struct ChatRequest {
   double top_p = 1.0;
   int max_tokens = 4096;
   std::string reasoning_effort;  // "" = not sent; "low", "medium", "high" where the model takes it
+  int thinking_budget = 0;       // Anthropic's extended thinking budget in tokens; 0 = off
   /// Which sample of this exact request (0, 1, ...): the cassette key includes it, so k
   /// identical requests replay k recorded replies, whatever order they complete in.
   uint64_t sample = 0;
@@ -42,6 +43,7 @@ struct ChatReply {
   std::string finish_reason;  // "stop", "length", "end_turn", ...
   std::string model;          // as the provider reports it
   Usage usage;
+  std::string thinking;       // a model's visible reasoning (Anthropic's thinking blocks), apart from text
 };
 
 /// A failed call, as parsed from the provider's reply (or the transport).

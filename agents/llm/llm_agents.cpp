@@ -119,6 +119,7 @@ ChatRequest request_for(const RoleSettings& r, std::string prompt, uint64_t samp
   q.top_p = r.top_p;
   q.max_tokens = r.max_tokens;
   q.reasoning_effort = r.reasoning_effort;
+  q.thinking_budget = r.thinking_budget;
   q.sample = sample;
   return q;
 }
@@ -134,7 +135,7 @@ std::string error_text(const EvalResult& r) {
 class LlmPlanner final : public Planner {
  public:
   explicit LlmPlanner(const Config& c)
-      : session_(Session::for_config(c)),
+      : session_(Session::for_config(c, "planner")),
         role_(session_->role("planner", c)),
         templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
                                                "best_summary", "tried", "count"},
@@ -169,7 +170,7 @@ class LlmPlanner final : public Planner {
         plan.data = {{"source", "llm"}, {"model", role_.model}};
         result.plans.push_back(std::move(plan));
       }
-      if (result.plans.empty()) result.error = "llm planner: the reply has no list of plans";
+      if (result.plans.empty()) result.error = "llm planner: the reply has no list of plans: " + reply_excerpt(reply.text);
     } catch (const LlmFailure& e) {
       result.error = std::string("llm planner: ") + e.what();
     }
@@ -187,7 +188,7 @@ class LlmPlanner final : public Planner {
 class LlmCoder final : public Coder {
  public:
   explicit LlmCoder(const Config& c)
-      : session_(Session::for_config(c)),
+      : session_(Session::for_config(c, "coder")),
         role_(session_->role("coder", c)),
         templates_(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"}),
         backend_(c) {}
@@ -211,8 +212,9 @@ class LlmCoder final : public Coder {
         out.source = *code;
         out.meta = {{"agent", "llm"}, {"model", role.model}};
       } else {
-        out.error = fmt::format("{}: the reply has no complete {} code block ({} characters, finish reason '{}')", who,
-                                kind == "kernelbench" ? "Python" : "C/C++/CUDA", reply.text.size(), reply.finish_reason);
+        out.error = fmt::format("{}: the reply has no complete {} code block (finish reason '{}'): {}", who,
+                                kind == "kernelbench" ? "Python" : "C/C++/CUDA", reply.finish_reason,
+                                reply_excerpt(reply.text));
       }
     } catch (const LlmFailure& e) {
       out.error = fmt::format("{}: {}", who, e.what());
@@ -230,7 +232,7 @@ class LlmCoder final : public Coder {
 class LlmDebugger final : public Debugger {
  public:
   explicit LlmDebugger(const Config& c)
-      : session_(Session::for_config(c)),
+      : session_(Session::for_config(c, "debugger")),
         role_(session_->role("debugger", c)),
         templates_(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
                    {"failed_source", "error"}),

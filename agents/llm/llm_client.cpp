@@ -41,7 +41,7 @@ ChatReply HttpLlmClient::chat(const ChatRequest& request, CallRecord& record) {
   const double started = clock_->now_s();
   record.model = request.model;
   const HttpRequest http = build_request(settings_.provider, settings_.base_url, request,
-                                         settings_.profiles.find(settings_.provider, request.model));
+                                         settings_.profiles.find(settings_.provider, request.model), settings_.stream);
   std::vector<std::pair<std::string, std::string>> auth;
   if (!settings_.api_key.empty()) auth.push_back(auth_header(settings_.provider, settings_.api_key));
   // Reserve what the call may cost: the prompt at ~4 characters per token, plus the whole

@@ -41,6 +41,7 @@ struct EndpointSettings {
   double requests_per_minute = 0;  // 0 = no client-side limit
   double tokens_per_minute = 0;
   ModelProfiles profiles = ModelProfiles::load();  // what each model takes on the wire (model_profile.hpp)
+  bool stream = false;             // ask for server-sent events (agents.llm.stream)
 };
 
 /// A provider endpoint over HTTP.

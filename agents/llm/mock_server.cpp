@@ -24,18 +24,20 @@ using tcp = asio::ip::tcp;
 using nlohmann::json;
 
 double MockFaults::total() const {
-  return rate_429 + rate_429_bare + rate_500 + rate_529 + rate_slow + rate_malformed + rate_truncated + rate_no_code;
+  return rate_429 + rate_429_bare + rate_500 + rate_529 + rate_slow + rate_slow_stream + rate_malformed + rate_truncated +
+         rate_no_code;
 }
 
 namespace {
 
-enum class Fault { none, r429, r429_bare, r500, r529, slow, malformed, truncated, no_code };
+enum class Fault { none, r429, r429_bare, r500, r529, slow, slow_stream, malformed, truncated, no_code };
 
 Fault draw_fault(const MockFaults& f, double u) {
   const std::pair<double, Fault> table[] = {{f.rate_429, Fault::r429},           {f.rate_429_bare, Fault::r429_bare},
                                             {f.rate_500, Fault::r500},           {f.rate_529, Fault::r529},
-                                            {f.rate_slow, Fault::slow},          {f.rate_malformed, Fault::malformed},
-                                            {f.rate_truncated, Fault::truncated}, {f.rate_no_code, Fault::no_code}};
+                                            {f.rate_slow, Fault::slow},          {f.rate_slow_stream, Fault::slow_stream},
+                                            {f.rate_malformed, Fault::malformed}, {f.rate_truncated, Fault::truncated},
+                                            {f.rate_no_code, Fault::no_code}};
   for (const auto& [rate, fault] : table) {
     if (u < rate) return fault;
     u -= rate;
@@ -54,6 +56,44 @@ std::string reply_body(const std::string& provider, const std::string& text, con
               {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
               {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}}}}
       .dump();
+}
+
+// The reply as the provider streams it (server-sent events): the text in a few deltas, then the
+// finish reason, the usage and the end event.
+std::vector<std::string> reply_events(const std::string& provider, const std::string& text, const std::string& model) {
+  const int prompt = 100, completion = static_cast<int>(text.size() / 4 + 1);
+  std::vector<std::string> pieces;
+  const size_t step = std::max<size_t>(1, text.size() / 4 + 1);
+  for (size_t at = 0; at < text.size(); at += step) pieces.push_back(text.substr(at, step));
+  std::vector<std::string> out;
+  auto data = [&out](const json& j) { out.push_back("data: " + j.dump() + "\n\n"); };
+  auto event = [&out](const std::string& type, const json& j) {
+    out.push_back("event: " + type + "\ndata: " + j.dump() + "\n\n");
+  };
+  if (provider == "anthropic") {
+    event("message_start", {{"type", "message_start"},
+                            {"message", {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model},
+                                         {"content", json::array()}, {"usage", {{"input_tokens", prompt}, {"output_tokens", 1}}}}}});
+    event("content_block_start", {{"type", "content_block_start"}, {"index", 0}, {"content_block", {{"type", "text"}, {"text", ""}}}});
+    event("ping", {{"type", "ping"}});
+    for (const auto& p : pieces)
+      event("content_block_delta", {{"type", "content_block_delta"}, {"index", 0}, {"delta", {{"type", "text_delta"}, {"text", p}}}});
+    event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}});
+    event("message_delta", {{"type", "message_delta"}, {"delta", {{"stop_reason", "end_turn"}}}, {"usage", {{"output_tokens", completion}}}});
+    event("message_stop", {{"type", "message_stop"}});
+    return out;
+  }
+  auto chunk = [&model](json choices) {
+    return json{{"id", "chatcmpl-mock"}, {"object", "chat.completion.chunk"}, {"model", model}, {"choices", std::move(choices)}};
+  };
+  data(chunk({{{"index", 0}, {"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}}}));
+  for (const auto& p : pieces) data(chunk({{{"index", 0}, {"delta", {{"content", p}}}, {"finish_reason", nullptr}}}));
+  data(chunk({{{"index", 0}, {"delta", json::object()}, {"finish_reason", "stop"}}}));
+  json last = chunk(json::array());
+  last["usage"] = {{"prompt_tokens", prompt}, {"completion_tokens", completion}, {"total_tokens", prompt + completion}};
+  data(last);
+  out.push_back("data: [DONE]\n\n");
+  return out;
 }
 
 std::string error_body(const std::string& provider, const std::string& type, const std::string& message) {
@@ -195,6 +235,8 @@ struct MockLlmServer::Impl {
         break;
     }
     const std::string text = answerer(provider, system, user);
+    if (body.value("stream", false) && fault != Fault::truncated)
+      return stream(socket, request, reply_events(provider, text, model), fault == Fault::slow_stream ? faults.slow_s : 0.0);
     response.body() = reply_body(provider, text, model);
     if (fault == Fault::truncated) {
       // Headers promise the whole body; half of it arrives, then the connection closes.
@@ -208,6 +250,27 @@ struct MockLlmServer::Impl {
       return false;
     }
     return send(socket, response);
+  }
+
+  // An event stream, chunk by chunk; `spread_s` of silence spread between the events (a model
+  // that streams slowly: no gap as long as the whole).
+  bool stream(tcp::socket& socket, const http::request<http::string_body>& request, const std::vector<std::string>& events,
+              double spread_s) {
+    http::response<http::empty_body> head{http::status::ok, request.version()};
+    head.set(http::field::content_type, "text/event-stream");
+    head.keep_alive(request.keep_alive());
+    head.chunked(true);
+    http::response_serializer<http::empty_body> sr{head};
+    beast::error_code ec;
+    http::write_header(socket, sr, ec);
+    const auto gap = std::chrono::duration<double>(events.empty() ? 0.0 : spread_s / static_cast<double>(events.size()));
+    for (const std::string& e : events) {
+      if (ec || stopping.load()) return false;
+      if (spread_s > 0) std::this_thread::sleep_for(gap);
+      asio::write(socket, http::make_chunk(asio::buffer(e)), ec);
+    }
+    if (!ec) asio::write(socket, http::make_chunk_last(), ec);
+    return !ec;
   }
 
   static bool send(tcp::socket& socket, http::response<http::string_body>& response) {

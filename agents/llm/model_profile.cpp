@@ -33,8 +33,16 @@ void ModelProfiles::add(const json& table, const std::string& origin) {
       p.sampling_exclusive = e.value("sampling_exclusive", p.sampling_exclusive);
       p.max_tokens_field = e.value("max_tokens_field", p.max_tokens_field);
       p.reasoning_effort = e.value("reasoning_effort", p.reasoning_effort);
+      p.thinking = e.value("thinking", p.thinking);
+      p.prices = e.value("prices", json());
     } catch (const json::exception& bad) {
       throw InputError(fmt::format("{}: {}", where, bad.what()));
+    }
+    if (!p.prices.is_null()) {
+      bool ok = p.prices.is_object() && p.prices.contains("prompt") && p.prices.contains("completion");
+      for (const auto& [field, v] : p.prices.is_object() ? p.prices.items() : json::object().items())
+        ok = ok && (field == "prompt" || field == "cached" || field == "completion") && v.is_number() && v.get<double>() >= 0;
+      if (!ok) throw InputError(where + ".prices is {\"prompt\": $, \"cached\": $, \"completion\": $} per million tokens");
     }
     if (p.max_tokens_field != "max_tokens" && p.max_tokens_field != "max_completion_tokens")
       throw InputError(where + ".max_tokens_field is max_tokens or max_completion_tokens, not '" + p.max_tokens_field + "'");
@@ -82,6 +90,16 @@ std::pair<int, std::string> anthropic_error(const std::string& message) {
 std::optional<std::pair<int, std::string>> provider_refusal(const ModelProfile& profile, const json& body) {
   const bool has_t = body.contains("temperature"), has_p = body.contains("top_p");
   if (profile.provider == Provider::anthropic) {
+    if (body.contains("thinking")) {
+      if (!profile.thinking) return anthropic_error("thinking: this model does not support extended thinking");
+      const int64_t budget = body["thinking"].value("budget_tokens", int64_t{0});
+      if (budget < 1024)
+        return anthropic_error("thinking.enabled.budget_tokens: Input should be greater than or equal to 1024");
+      if (body.value("max_tokens", int64_t{0}) <= budget)
+        return anthropic_error("`max_tokens` must be greater than `thinking.budget_tokens`");
+      if ((has_t && body["temperature"] != 1) || has_p)
+        return anthropic_error("`temperature` may only be set to 1 when thinking is enabled, and `top_p` not at all");
+    }
     if (profile.sampling_exclusive && has_t && has_p)
       return anthropic_error("`temperature` and `top_p` cannot both be specified for this model. Please use only one.");
     if (!body.contains("max_tokens")) return anthropic_error("max_tokens: Field required");

@@ -3,7 +3,8 @@
 // agents.llm.profiles=FILE): which sampling parameters it takes, whether temperature and top_p
 // exclude each other (Claude 4.x answers 400 to both), which field carries the completion
 // budget (OpenAI's reasoning models refuse max_tokens and take max_completion_tokens), and
-// whether it takes reasoning_effort. The wire format (wire.hpp) sends what the profile allows;
+// whether it takes reasoning_effort; and its price, as the provider publishes it (the default of
+// agents.llm.prices, so that search.max_dollars works without a price table of the user's). The wire format (wire.hpp) sends what the profile allows;
 // the mock server (mock_server.hpp) refuses what the provider would, in its own error shape.
 #include <filesystem>
 #include <optional>
@@ -24,6 +25,8 @@ struct ModelProfile {
   bool sampling_exclusive = false;   // temperature or top_p, never both (temperature goes)
   std::string max_tokens_field = "max_tokens";  // or max_completion_tokens
   bool reasoning_effort = false;     // takes reasoning_effort
+  bool thinking = false;             // takes Anthropic's extended thinking (thinking.budget_tokens)
+  nlohmann::json prices;             // {"prompt", "cached", "completion"} $/Mtok, or null (unknown)
   std::string origin;                // the file it came from
 };
 

@@ -108,4 +108,15 @@ std::vector<ParsedPlan> parse_plans(const std::string& reply, int max_plans) {
   return plans;
 }
 
+std::string reply_excerpt(const std::string& reply, size_t max_chars) {
+  std::string one_line;
+  for (char c : reply.substr(0, max_chars)) {
+    if (c == '\n') one_line += "\\n";
+    else if (c == '\r' || c == '\t') one_line += ' ';
+    else one_line += c;
+  }
+  if (reply.empty()) return "an empty reply";
+  return "'" + one_line + (reply.size() > max_chars ? "...' (" + std::to_string(reply.size()) + " characters)" : "'");
+}
+
 }  // namespace kmcts::llm

@@ -25,6 +25,11 @@ struct ParsedPlan {
   double prior = 0;  // normalised: the plans' priors sum to 1
 };
 
+/// What a reply that could not be used said, for its error: its first `max_chars` characters on
+/// one line (newlines shown as \n), quoted, with its length when cut: `'Sure! Here is...' (4210
+/// characters)`.
+std::string reply_excerpt(const std::string& reply, size_t max_chars = 160);
+
 /// Up to `max_plans` distinct plans (case- and whitespace-insensitive) from list items:
 /// "1. [0.4] text", "2) (p=0.3) text", "- text", "* **Title**: text", "3. text (40%)".
 /// Missing priors count as the mean of the given ones (1 if none); then all are normalised.

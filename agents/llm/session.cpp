@@ -36,6 +36,13 @@ KMCTS_OPTION("agents.llm.coder.reasoning_effort", String, "", std::nullopt, std:
              "Coder reasoning_effort, as agents.llm.planner.reasoning_effort")
 KMCTS_OPTION("agents.llm.debugger.reasoning_effort", String, "", std::nullopt, std::nullopt,
              "Debugger reasoning_effort, as agents.llm.planner.reasoning_effort")
+KMCTS_OPTION("agents.llm.planner.thinking_budget", Int, 0, 0, 1000000,
+             "Planner's extended-thinking budget in tokens for models whose profile takes it (Claude 4.x, 3.7 "
+             "Sonnet): at least 1024 and below its max_tokens; no sampling parameter is sent with it; 0 = off")
+KMCTS_OPTION("agents.llm.coder.thinking_budget", Int, 0, 0, 1000000,
+             "Coder's extended-thinking budget, as agents.llm.planner.thinking_budget")
+KMCTS_OPTION("agents.llm.debugger.thinking_budget", Int, 0, 0, 1000000,
+             "Debugger's extended-thinking budget, as agents.llm.planner.thinking_budget")
 KMCTS_OPTION("agents.llm.profiles", String, "", std::nullopt, std::nullopt,
              "A JSON file of model profiles, in the shape of the shipped configs/llm/model_profiles.json, whose "
              "entries win over the shipped ones: what a model takes on the wire (sampling parameters, max_tokens or "
@@ -58,6 +65,28 @@ KMCTS_OPTION("agents.llm.tokens_per_minute", Double, 0.0, 0.0, 1.0e12,
 KMCTS_OPTION("agents.llm.prices", Object, nlohmann::json::object(), std::nullopt, std::nullopt,
              "Dollars per million tokens by model: {\"MODEL\": {\"prompt\": 0.15, \"cached\": 0.075, \"completion\": 0.6}}. "
              "A model without a price costs 0 (and search.max_dollars then refuses to start).")
+KMCTS_OPTION("agents.llm.planner.provider", String, "", std::nullopt, std::nullopt,
+             "The planner's own provider (openai, anthropic); empty = agents.llm.provider")
+KMCTS_OPTION("agents.llm.coder.provider", String, "", std::nullopt, std::nullopt,
+             "The coder's own provider; empty = agents.llm.provider")
+KMCTS_OPTION("agents.llm.debugger.provider", String, "", std::nullopt, std::nullopt,
+             "The debugger's own provider; empty = agents.llm.provider")
+KMCTS_OPTION("agents.llm.planner.base_url", String, "", std::nullopt, std::nullopt,
+             "The planner's own endpoint, e.g. a hosted planner beside a local coder; empty = agents.llm.base_url")
+KMCTS_OPTION("agents.llm.coder.base_url", String, "", std::nullopt, std::nullopt,
+             "The coder's own endpoint, e.g. a local vLLM server; empty = agents.llm.base_url")
+KMCTS_OPTION("agents.llm.debugger.base_url", String, "", std::nullopt, std::nullopt,
+             "The debugger's own endpoint; empty = agents.llm.base_url")
+KMCTS_OPTION("agents.llm.planner.api_key_env", String, "", std::nullopt, std::nullopt,
+             "The environment variable of the planner's key; empty = agents.llm.api_key_env")
+KMCTS_OPTION("agents.llm.coder.api_key_env", String, "", std::nullopt, std::nullopt,
+             "The environment variable of the coder's key; empty = agents.llm.api_key_env")
+KMCTS_OPTION("agents.llm.debugger.api_key_env", String, "", std::nullopt, std::nullopt,
+             "The environment variable of the debugger's key; empty = agents.llm.api_key_env")
+KMCTS_OPTION("agents.llm.stream", Bool, true, std::nullopt, std::nullopt,
+             "Ask for the reply as server-sent events (both wire formats): a model that thinks for minutes keeps the "
+             "connection busy, so agents.llm.stall_timeout_s counts silence between events, not the time to the "
+             "whole reply; false for a server that cannot stream")
 KMCTS_OPTION("agents.llm.cassette", String, "", std::nullopt, std::nullopt,
              "Cassette file (JSONL) of recorded replies, keyed by the whole request and a sample id.")
 KMCTS_OPTION("agents.llm.cassette_mode", String, "off", std::nullopt, std::nullopt,
@@ -83,9 +112,27 @@ std::string role_model(const std::string& role, const Config& c) {
   return m.empty() ? c.get_string("agents.llm.model") : m;
 }
 
+// agents.llm.<role>.<field> when the role has its own, else agents.llm.<field>.
+std::string role_endpoint(const std::string& role, const std::string& field, const Config& c) {
+  if (!role.empty())
+    if (std::string own = c.get_string("agents.llm." + role + "." + field); !own.empty()) return own;
+  return c.get_string("agents.llm." + field);
+}
+
+// One cassette per file, whichever endpoints its roles talk to: one writer, one index.
+std::shared_ptr<Cassette> cassette_for(const std::string& path) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<Cassette>> open;
+  std::lock_guard lock(mutex);
+  if (auto existing = open[path].lock()) return existing;
+  auto cassette = std::make_shared<Cassette>(path);
+  open[path] = cassette;
+  return cassette;
+}
+
 }  // namespace
 
-std::shared_ptr<Session> Session::for_config(const Config& c) {
+std::shared_ptr<Session> Session::for_config(const Config& c, const std::string& role) {
   const CassetteMode mode = cassette_mode_from_string(c.get_string("agents.llm.cassette_mode"), "agents.llm.cassette_mode");
   const std::string cassette_path = c.get_string("agents.llm.cassette");
   if (mode != CassetteMode::off && cassette_path.empty())
@@ -103,16 +150,23 @@ std::shared_ptr<Session> Session::for_config(const Config& c) {
       throw InputError(fmt::format("agents.llm.prices: the price of '{}' must be {{\"prompt\": $, \"cached\": $, "
                                    "\"completion\": $}} in dollars per million tokens (got {})", model, p.dump()));
   }
+  const ModelProfiles profiles = profiles_of(c);
   if (max_dollars > 0)
-    for (const char* role : {"planner", "coder", "debugger"})
-      if (!prices.contains(role_model(role, c)))
-        throw InputError(fmt::format("search.max_dollars is set but agents.llm.prices has no price for model '{}'", role_model(role, c)));
+    for (const char* r : {"planner", "coder", "debugger"}) {
+      const std::string model = role_model(r, c);
+      const Provider provider = provider_from_string(role_endpoint(r, "provider", c), "agents.llm.provider");
+      if (!prices.contains(model) && profiles.find(provider, model).prices.is_null())
+        throw InputError(fmt::format("search.max_dollars is set but model '{}' has no price: neither agents.llm.prices "
+                                     "nor its profile gives one",
+                                     model));
+    }
 
   // One session per endpoint and cassette: the roles share limits, connections and the file.
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<Session>> sessions;
-  const std::string key = nlohmann::json{c.get_string("agents.llm.provider"), c.get_string("agents.llm.base_url"),
-                                         c.get_string("agents.llm.api_key_env"), cassette_path, static_cast<int>(mode),
+  const std::string provider = role_endpoint(role, "provider", c), base_url = role_endpoint(role, "base_url", c),
+                    key_env = role_endpoint(role, "api_key_env", c);
+  const std::string key = nlohmann::json{provider, base_url, key_env, cassette_path, static_cast<int>(mode),
                                          c.get_double("agents.llm.requests_per_minute"),
                                          c.get_double("agents.llm.tokens_per_minute"), prices}
                               .dump();
@@ -121,23 +175,26 @@ std::shared_ptr<Session> Session::for_config(const Config& c) {
 
   auto session = std::make_shared<Session>();
   session->prices_ = prices;
+  session->profiles_ = profiles;
+  session->provider_ = provider_from_string(provider, "agents.llm.provider");
   std::shared_ptr<LlmClient> http;
   if (mode != CassetteMode::replay) {
     EndpointSettings e;
-    e.provider = provider_from_string(c.get_string("agents.llm.provider"), "agents.llm.provider");
-    e.base_url = c.get_string("agents.llm.base_url");
-    const char* key_value = std::getenv(c.get_string("agents.llm.api_key_env").c_str());
+    e.provider = provider_from_string(provider, role.empty() ? "agents.llm.provider" : "agents.llm." + role + ".provider");
+    e.base_url = base_url;
+    const char* key_value = std::getenv(key_env.c_str());
     e.api_key = key_value ? key_value : "";
     e.timeouts = {c.get_double("agents.llm.connect_timeout_s"), c.get_double("agents.llm.stall_timeout_s"),
                   c.get_double("agents.llm.timeout_s")};
     e.retry.max_retries = static_cast<int>(c.get_int("agents.llm.max_retries"));
     e.requests_per_minute = c.get_double("agents.llm.requests_per_minute");
     e.tokens_per_minute = c.get_double("agents.llm.tokens_per_minute");
-    e.profiles = profiles_of(c);
+    e.profiles = profiles;
+    e.stream = c.get_bool("agents.llm.stream");
     http = std::make_shared<HttpLlmClient>(e, std::make_shared<HttpTransport>(e.timeouts));
   }
   if (mode == CassetteMode::off) session->client_ = http;
-  else session->client_ = std::make_shared<CassetteClient>(mode, std::make_shared<Cassette>(cassette_path), http);
+  else session->client_ = std::make_shared<CassetteClient>(mode, cassette_for(cassette_path), http);
   sessions[key] = session;
   return session;
 }
@@ -151,8 +208,20 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
   r.top_p = c.get_double("agents.llm.top_p");
   r.system = c.get_string("agents.llm.system");
   r.reasoning_effort = c.get_string("agents.llm." + name + ".reasoning_effort");
+  r.thinking_budget = static_cast<int>(c.get_int("agents.llm." + name + ".thinking_budget"));
+  if (r.thinking_budget > 0) {
+    const Provider provider = provider_from_string(role_endpoint(name, "provider", c), "agents.llm.provider");
+    const ModelProfile profile = profiles_of(c).find(provider, r.model);
+    const std::string option = "agents.llm." + name + ".thinking_budget";
+    if (!profile.thinking)
+      throw InputError(fmt::format("{}: model '{}' takes no extended thinking (its profile: match '{}')", option, r.model,
+                                   profile.match));
+    if (r.thinking_budget < 1024 || r.thinking_budget >= r.max_tokens)
+      throw InputError(fmt::format("{} is {}: it must be at least 1024 and below agents.llm.{}.max_tokens ({})", option,
+                                   r.thinking_budget, name, r.max_tokens));
+  }
   if (!r.reasoning_effort.empty()) {
-    const Provider provider = provider_from_string(c.get_string("agents.llm.provider"), "agents.llm.provider");
+    const Provider provider = provider_from_string(role_endpoint(name, "provider", c), "agents.llm.provider");
     const ModelProfile profile = profiles_of(c).find(provider, r.model);
     if (!profile.reasoning_effort)
       throw InputError(fmt::format("agents.llm.{}.reasoning_effort: model '{}' takes none (its profile: {}, match "
@@ -187,8 +256,9 @@ ChatReply Session::chat(const ChatRequest& request, const std::string& role, Age
 }
 
 double Session::price(const std::string& model, const llm::Usage& u) const {
-  if (!prices_.contains(model) || !prices_[model].is_object()) return 0;
-  const auto& p = prices_[model];
+  // The user's table first, then the model's profile (its provider's published price).
+  const nlohmann::json p = prices_.contains(model) ? prices_[model] : profiles_.find(provider_, model).prices;
+  if (!p.is_object()) return 0;
   const double prompt = p.value("prompt", 0.0), cached = p.value("cached", prompt), completion = p.value("completion", 0.0);
   return 1e-6 * (static_cast<double>(u.prompt_tokens - u.cached_tokens) * prompt +
                  static_cast<double>(u.cached_tokens) * cached + static_cast<double>(u.completion_tokens) * completion);

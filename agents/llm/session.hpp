@@ -19,14 +19,17 @@ struct RoleSettings {
   int max_tokens = 4096;
   std::string system;
   std::string reasoning_effort;  // "" = not sent
+  int thinking_budget = 0;       // 0 = off
 };
 
 class Session {
  public:
-  /// The session for this config's endpoint and cassette (shared while any role holds it).
-  /// InputError for a bad provider or cassette mode, a replay cassette that does not exist,
-  /// or a dollar budget with an unpriced model.
-  static std::shared_ptr<Session> for_config(const Config& config);
+  /// The session for this config's endpoint and cassette (shared while any role holds it):
+  /// `role`'s own provider, base URL and key variable where it has them
+  /// (agents.llm.<role>.provider, ...), else the shared ones; roles on one endpoint share its
+  /// limits and connections, and every role the cassette file. InputError for a bad provider or
+  /// cassette mode, a replay cassette that does not exist, or a dollar budget with an unpriced model.
+  static std::shared_ptr<Session> for_config(const Config& config, const std::string& role = "");
   RoleSettings role(const std::string& name, const Config& config) const;
 
   /// One call: the reply, with `usage` updated (tokens, dollars, the call's record). Throws
@@ -38,7 +41,9 @@ class Session {
 
  private:
   std::shared_ptr<LlmClient> client_;
-  nlohmann::json prices_;
+  nlohmann::json prices_;   // agents.llm.prices (the user's), over the profiles' prices
+  ModelProfiles profiles_;
+  Provider provider_ = Provider::openai;
 };
 
 }  // namespace kmcts::llm

@@ -1,5 +1,7 @@
 #include "agents/llm/wire.hpp"
 
+#include "agents/llm/event_stream.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -72,15 +74,20 @@ namespace {
 
 // The sampling parameters, the completion budget and reasoning_effort as the model takes them.
 void add_generation_fields(json& body, const ChatRequest& r, const ModelProfile& profile) {
+  body[profile.max_tokens_field] = r.max_tokens;
+  if (profile.thinking && r.thinking_budget > 0) {  // thinking takes no sampling parameters
+    body["thinking"] = {{"type", "enabled"}, {"budget_tokens", r.thinking_budget}};
+    return;
+  }
   if (profile.temperature) body["temperature"] = r.temperature;
   if (profile.top_p && !(profile.sampling_exclusive && profile.temperature)) body["top_p"] = r.top_p;
-  body[profile.max_tokens_field] = r.max_tokens;
   if (profile.reasoning_effort && !r.reasoning_effort.empty()) body["reasoning_effort"] = r.reasoning_effort;
 }
 
 }  // namespace
 
-HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& r, const ModelProfile& profile) {
+HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& r, const ModelProfile& profile,
+                          bool stream) {
   HttpRequest out;
   out.headers["content-type"] = "application/json";
   json messages = json::array();
@@ -90,7 +97,8 @@ HttpRequest build_request(Provider p, const std::string& base_url, const ChatReq
     for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
     // The default profile sends both sampling parameters explicitly (local servers have other
     // defaults: REFERENCE.md) and max_tokens, which every OpenAI-compatible server reads.
-    json body = {{"model", r.model}, {"messages", messages}, {"stream", false}};
+    json body = {{"model", r.model}, {"messages", messages}, {"stream", stream}};
+    if (stream) body["stream_options"] = {{"include_usage", true}};  // the usage arrives as a last chunk
     add_generation_fields(body, r, profile);
     out.body = body.dump();
   } else {
@@ -98,6 +106,7 @@ HttpRequest build_request(Provider p, const std::string& base_url, const ChatReq
     out.headers["anthropic-version"] = "2023-06-01";
     for (const auto& m : r.messages) messages.push_back({{"role", m.role}, {"content", m.content}});
     json body = {{"model", r.model}, {"messages", messages}};
+    if (stream) body["stream"] = true;
     add_generation_fields(body, r, profile);
     if (!r.system.empty()) body["system"] = r.system;
     out.body = body.dump();
@@ -111,6 +120,7 @@ std::pair<std::string, std::string> auth_header(Provider p, const std::string& k
 }
 
 ChatReply parse_reply(Provider p, const std::string& body) {
+  if (is_event_stream(body)) return parse_event_stream(p, body);
   json j = json::parse(body, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw bad_response("reply is not a JSON object", body);
   ChatReply reply;
@@ -132,11 +142,16 @@ ChatReply parse_reply(Provider p, const std::string& body) {
   } else {
     if (!j.contains("content") || !j["content"].is_array()) throw bad_response("reply has no content blocks", body);
     bool any = false;
-    for (const json& block : j["content"])
+    for (const json& block : j["content"]) {
       if (block.is_object() && block.value("type", "") == "text" && block.contains("text") && block["text"].is_string()) {
         reply.text += block["text"].get<std::string>();
         any = true;
       }
+      // Extended thinking: the model's reasoning, kept apart from the answer.
+      if (block.is_object() && block.value("type", "") == "thinking" && block.contains("thinking") &&
+          block["thinking"].is_string())
+        reply.thinking += block["thinking"].get<std::string>();
+    }
     if (!any) throw bad_response("reply has no text block", body);
     reply.finish_reason = string_at(j, "stop_reason");
     // Anthropic counts cached prompt tokens apart from input_tokens.

@@ -23,13 +23,14 @@ struct HttpRequest {
 /// `base_url` without a trailing "/v1" (both "http://h:8000" and "http://h:8000/v1" work).
 /// Sampling parameters, the completion budget's field and reasoning_effort go out as `profile`
 /// (the model's, model_profile.hpp) allows; the default profile sends temperature, top_p and
-/// max_tokens, as any OpenAI-compatible server takes them.
+/// max_tokens, as any OpenAI-compatible server takes them. `stream`: the reply comes as
+/// server-sent events (event_stream.hpp), which parse_reply assembles.
 HttpRequest build_request(Provider p, const std::string& base_url, const ChatRequest& request,
-                          const ModelProfile& profile = {});
+                          const ModelProfile& profile = {}, bool stream = false);
 /// The auth header of the provider for `key` (name, value).
 std::pair<std::string, std::string> auth_header(Provider p, const std::string& key);
 
-/// Parses a 2xx body. Throws LlmFailure (status 200, type "bad_response") for a body that is
+/// Parses a 2xx body, a whole reply or an event stream. Throws LlmFailure (status 200, type "bad_response") for a body that is
 /// not the provider's reply shape: malformed JSON, no choices, no text.
 ChatReply parse_reply(Provider p, const std::string& body);
 /// Parses an error reply: {"error": {message, type, code}}, Anthropic's {"type": "error",

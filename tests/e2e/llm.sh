@@ -76,6 +76,7 @@ out=$("$kmcts" run "$src/problems/cpu/layernorm" --set agents.backend=llm --set 
 code=$?
 kill -INT "$server"; wait "$server" 2>/dev/null; server=""
 [ "$code" = 1 ] || fail "a run whose agents never gave a usable reply exited $code: $out"; ok
-grep -qE "agent calls failed; the first" <<<"$out" || fail "the run's output does not name the failing agents: $out"; ok
+grep -qF "agent calls failed; the first, expand: llm planner: the reply has no list of plans: 'I think you should make it faster.'" <<<"$out" ||
+  fail "the run's output does not name the failing agents and quote the reply: $out"; ok
 grep -qE "^agents +[0-9]+ calls?, [0-9]+ failed" <<<"$out" || fail "the table does not count the failed agent calls: $out"; ok
 echo "$passed passed, 0 failed"

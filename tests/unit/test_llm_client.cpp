@@ -335,7 +335,8 @@ TEST_CASE("llm agents: a whole search through the mock server; token and dollar 
   auto dollars = run("dollars", {"search.max_dollars=0.01", R"(agents.llm.prices={"gpt-4o-mini": {"prompt": 10, "completion": 30}})"});
   CHECK(dollars["message"] == "dollar budget reached");
   CHECK(dollars["dollars"].get<double>() >= 0.01);
-  CHECK_THROWS_AS(run("unpriced", {"search.max_dollars=1"}), InputError);  // no price for the model: refused up front
+  // A model with no price (neither agents.llm.prices nor its profile): refused up front.
+  CHECK_THROWS_AS(run("unpriced", {"search.max_dollars=1", "agents.llm.model=my-local-model"}), InputError);
   CHECK_THROWS_WITH_AS(run("badprice", {R"(agents.llm.prices={"gpt-4o-mini": {"prompt": "cheap"}})"}),
                        doctest::Contains("agents.llm.prices: the price of 'gpt-4o-mini'"), InputError);
 }

@@ -153,3 +153,63 @@ TEST_CASE("llm profiles: a user's file wins, a malformed one names itself, reaso
   c.set_value("agents.llm.model", std::string("o4-mini"), "test");
   CHECK(Session::for_config(c)->role("coder", c).reasoning_effort == "high");
 }
+
+TEST_CASE("llm profiles: prices known out of the box, the user's table first, and a dollar budget without one") {
+  Config c;
+  c.set_value("agents.llm.model", std::string("gpt-4o-mini"), "test");
+  c.set_value("search.max_dollars", 1.0, "test");
+  const auto session = Session::for_config(c);  // every role's model has a price: the budget works
+  llm::Usage u;
+  u.prompt_tokens = 1'000'000;
+  u.cached_tokens = 400'000;
+  u.completion_tokens = 100'000;
+  CHECK(session->price("gpt-4o-mini", u) == doctest::Approx(0.6 * 0.15 + 0.4 * 0.075 + 0.1 * 0.6));
+  CHECK(session->price("some-local-model", u) == 0.0);
+  c.set_value("agents.llm.prices", json{{"gpt-4o-mini", {{"prompt", 1.0}, {"completion", 2.0}}}}, "test");
+  CHECK(Session::for_config(c)->price("gpt-4o-mini", u) == doctest::Approx(1.0 + 0.2));  // cached at the prompt rate
+  Config local;
+  local.set_value("agents.llm.model", std::string("Qwen/Qwen2.5-Coder-32B-Instruct"), "test");
+  local.set_value("search.max_dollars", 1.0, "test");
+  CHECK_THROWS_WITH_AS(Session::for_config(local), doctest::Contains("has no price"), InputError);
+  const ModelProfiles shipped = ModelProfiles::load();
+  CHECK(shipped.find(Provider::anthropic, "claude-sonnet-4-5-20250929").prices["completion"] == 15.0);
+  CHECK(shipped.find(Provider::anthropic, "claude-opus-4-5").prices.is_null());  // not known: no guess
+}
+
+TEST_CASE("llm profiles: Anthropic's extended thinking with its rules") {
+  const ModelProfiles profiles = ModelProfiles::load();
+  ChatRequest r = ask("claude-sonnet-4-5");
+  r.max_tokens = 8000;
+  r.thinking_budget = 2048;
+  const ModelProfile claude = profiles.find(Provider::anthropic, r.model);
+  const json body = json::parse(build_request(Provider::anthropic, "http://127.0.0.1:1", r, claude).body);
+  CHECK(body["thinking"] == json{{"type", "enabled"}, {"budget_tokens", 2048}});
+  CHECK_FALSE(body.contains("temperature"));  // thinking takes no sampling parameter
+  CHECK_FALSE(body.contains("top_p"));
+  CHECK_FALSE(provider_refusal(claude, body).has_value());
+  json hot = body;
+  hot["temperature"] = 0.2;
+  CHECK(json::parse(provider_refusal(claude, hot)->second)["error"]["message"].get<std::string>().find("temperature") !=
+        std::string::npos);
+  json small = body;
+  small["thinking"]["budget_tokens"] = 512;
+  CHECK(provider_refusal(claude, small).has_value());
+  json over = body;
+  over["max_tokens"] = 2048;
+  CHECK(json::parse(provider_refusal(claude, over)->second)["error"]["message"] ==
+        "`max_tokens` must be greater than `thinking.budget_tokens`");
+  // The role's settings are checked before anything is sent.
+  Config c;
+  c.set_value("agents.llm.provider", std::string("anthropic"), "test");
+  c.set_value("agents.llm.model", std::string("claude-sonnet-4-5"), "test");
+  c.set_value("agents.llm.coder.thinking_budget", 2048, "test");
+  CHECK(Session::for_config(c, "coder")->role("coder", c).thinking_budget == 2048);
+  c.set_value("agents.llm.coder.max_tokens", 2000, "test");
+  CHECK_THROWS_WITH_AS(Session::for_config(c, "coder")->role("coder", c), doctest::Contains("below agents.llm.coder.max_tokens"),
+                       InputError);
+  c.set_value("agents.llm.provider", std::string("openai"), "test");
+  c.set_value("agents.llm.model", std::string("gpt-4o"), "test");
+  c.set_value("agents.llm.coder.max_tokens", 8000, "test");
+  CHECK_THROWS_WITH_AS(Session::for_config(c, "coder")->role("coder", c), doctest::Contains("takes no extended thinking"),
+                       InputError);
+}

@@ -82,3 +82,11 @@ TEST_CASE("reply parsing: plans in every list style, priors normalised, duplicat
   CHECK(flat[0].prior == doctest::Approx(0.5));
   CHECK(parse_plans("No list here, just prose.", 3).empty());
 }
+
+TEST_CASE("reply parser: an unusable reply is quoted in its error, on one line, cut with its length") {
+  using kmcts::llm::reply_excerpt;
+  CHECK(reply_excerpt("I think you should make it faster.") == "'I think you should make it faster.'");
+  CHECK(reply_excerpt("line one\nline two") == "'line one\\nline two'");
+  CHECK(reply_excerpt(std::string(500, 'x'), 10) == "'xxxxxxxxxx...' (500 characters)");
+  CHECK(reply_excerpt("") == "an empty reply");
+}

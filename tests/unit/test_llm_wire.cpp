@@ -173,13 +173,13 @@ TEST_CASE("cassette: keyed by the whole request and the sample index; persisted 
   ChatRequest t = request();
   t.temperature = 0.3;
   CHECK(cassette_key(a) != cassette_key(t));
-  ChatReply ra{"reply a", "stop", "m-1", {10, 0, 5, 0}}, ra1{"reply a1", "stop", "m-1", {10, 0, 6, 0}};
+  ChatReply ra{"reply a", "stop", "m-1", {10, 0, 5, 0}, ""}, ra1{"reply a1", "stop", "m-1", {10, 0, 6, 0}, ""};
   {
     Cassette c(file);
     CHECK_FALSE(c.find(a).has_value());
     c.record(a1, ra1);  // completions arrive in any order
     c.record(a, ra);
-    c.record(a, ChatReply{"ignored", "", "", {}});  // first recording wins
+    c.record(a, ChatReply{"ignored", "", "", {}, ""});  // first recording wins
   }
   Cassette again(file);
   CHECK(again.size() == 2);
