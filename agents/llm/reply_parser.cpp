@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 namespace kmcts::llm {
 
 namespace {
@@ -24,6 +26,47 @@ bool code_language(const std::string& tag, const std::string& kind) {
   static const std::set<std::string> kernel = {"", "c", "cc", "cpp", "c++", "cxx", "h", "hpp", "cuda", "cu"};
   static const std::set<std::string> python = {"", "python", "py", "python3"};
   return (kind == "kernelbench" ? python : kernel).count(lower(trim(tag))) != 0;
+}
+
+// The reply without a reasoning model's visible thinking (<think>...</think>, <thinking>...):
+// drafts and brainstormed lists there are not the answer. An unclosed tag drops the rest.
+std::string without_thinking(std::string text) {
+  for (const char* tag : {"think", "thinking"}) {
+    const std::string open = std::string("<") + tag + ">", close = std::string("</") + tag + ">";
+    for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at)) {
+      const size_t end = text.find(close, at);
+      text.erase(at, end == std::string::npos ? std::string::npos : end + close.size() - at);
+    }
+  }
+  return text;
+}
+
+// Plans given as a JSON list (in a ```json block or as the whole reply): strings, or objects
+// with plan/text/description/title and prior/probability/confidence/p.
+std::vector<std::pair<std::string, std::optional<double>>> json_plans(const std::string& reply,
+                                                                      const std::vector<CodeBlock>& blocks) {
+  std::vector<std::string> sources;
+  for (const auto& b : blocks)
+    if (lower(trim(b.language)) == "json") sources.push_back(b.code);
+  if (trim(reply).rfind('[', 0) == 0) sources.push_back(reply);
+  std::vector<std::pair<std::string, std::optional<double>>> out;
+  for (const auto& source : sources) {
+    const nlohmann::json j = nlohmann::json::parse(source, nullptr, false);
+    if (!j.is_array()) continue;
+    for (const auto& e : j) {
+      if (e.is_string()) out.emplace_back(e.get<std::string>(), std::nullopt);
+      if (!e.is_object()) continue;
+      std::string text;
+      for (const char* key : {"plan", "text", "description", "title"})
+        if (text.empty() && e.contains(key) && e[key].is_string()) text = e[key].get<std::string>();
+      std::optional<double> prior;
+      for (const char* key : {"prior", "probability", "confidence", "p"})
+        if (!prior && e.contains(key) && e[key].is_number()) prior = e[key].get<double>();
+      if (!text.empty()) out.emplace_back(text, prior);
+    }
+    if (!out.empty()) break;
+  }
+  return out;
 }
 
 }  // namespace
@@ -48,40 +91,62 @@ std::vector<CodeBlock> code_blocks(const std::string& text) {
 }
 
 std::optional<std::string> extract_code(const std::string& reply, const std::string& kind) {
-  std::optional<std::string> best;
-  for (auto& block : code_blocks(reply))
-    if (code_language(block.language, kind)) best = std::move(block.code);
-  return best;
+  // The last eligible block, preferring one that holds ModelNew for KernelBench (a usage
+  // example or a sketch may come after it).
+  std::optional<std::string> best, with_model;
+  for (auto& block : code_blocks(without_thinking(reply))) {
+    if (!code_language(block.language, kind)) continue;
+    if (kind == "kernelbench" && block.code.find("class ModelNew") != std::string::npos) with_model = block.code;
+    best = std::move(block.code);
+  }
+  return with_model ? with_model : best;
 }
 
-std::vector<ParsedPlan> parse_plans(const std::string& reply, int max_plans) {
-  // A list item: a number with . or ), or a bullet; then the rest of the line.
-  static const std::regex item(R"(^\s*(?:\d+\s*[.):]|[-*+•])\s+(.*\S)\s*$)");
-  static const std::regex bracket(R"(^\[\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*\]\s*)", std::regex::icase);
-  static const std::regex paren(R"(^\(\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*\)\s*)", std::regex::icase);
-  static const std::regex trailing(R"(\s*[\[(]\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*[\])]\s*$)", std::regex::icase);
+std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans) {
+  // A list item: a number with . or ), or a bullet; then the rest of the line. A heading that
+  // numbers a plan ("### Plan 2: text", "## 3. text") counts as an item too.
+  static const std::regex item(R"(^(\s*)(?:\d+\s*[.):]|[-*+•])\s+(.*\S)\s*$)");
+  static const std::regex heading(
+      R"(^()#{1,6}\s*(?:(?:plan|idea|option|proposal|approach|step)\s*)?\d+\s*[:.)\-\xE2\x80\x93\x94]*\s*(.*\S)\s*$)",
+      std::regex::icase);
+  // A prior anywhere in the item: [0.4], (p=0.3), [prior: 40%], (20%).
+  static const std::regex prior_re(R"(\s*[\[(]\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*[\])])", std::regex::icase);
+  const std::string reply = without_thinking(raw_reply);
+  std::vector<std::pair<std::string, std::optional<double>>> found = json_plans(reply, code_blocks(reply));
+  if (found.empty()) {
+    // List items at their shallowest indentation only: sub-bullets are a plan's details.
+    std::vector<std::pair<size_t, std::string>> items;
+    std::istringstream in(reply);
+    bool in_code = false;
+    for (std::string line; std::getline(in, line);) {
+      if (trim(line).rfind("```", 0) == 0) in_code = !in_code;
+      std::smatch m;
+      if (in_code || !(std::regex_match(line, m, item) || std::regex_match(line, m, heading))) continue;
+      items.emplace_back(m[1].length(), m[2]);
+    }
+    size_t level = std::string::npos;
+    for (const auto& [indent, text] : items) level = std::min(level, indent);
+    for (const auto& [indent, text] : items)
+      if (indent == level) found.emplace_back(text, std::nullopt);
+  }
   std::vector<ParsedPlan> plans;
   std::vector<bool> has_prior;
   std::set<std::string> seen;
-  std::istringstream in(reply);
-  bool in_code = false;
-  for (std::string line; std::getline(in, line) && static_cast<int>(plans.size()) < max_plans;) {
-    if (trim(line).rfind("```", 0) == 0) in_code = !in_code;
-    std::smatch m;
-    if (in_code || !std::regex_match(line, m, item)) continue;
-    std::string text = m[1];
-    std::optional<double> prior;
-    auto take = [&](const std::regex& re, bool at_end) {
-      std::smatch p;
-      if (prior || !std::regex_search(text, p, re)) return;
+  for (auto& [found_text, found_prior] : found) {
+    if (static_cast<int>(plans.size()) >= max_plans) break;
+    std::string text = found_text;
+    std::optional<double> prior = found_prior;
+    std::smatch p;
+    if (!prior && std::regex_search(text, p, prior_re)) {
       double v = std::stod(p[1]);
       if (p[2] == "%") v /= 100;
       prior = v;
-      text = at_end ? text.substr(0, static_cast<size_t>(p.position(0))) : text.substr(static_cast<size_t>(p.length(0)));
-    };
-    take(bracket, false);
-    take(paren, false);
-    take(trailing, true);
+      text.erase(static_cast<size_t>(p.position(0)), static_cast<size_t>(p.length(0)));
+    }
+    // What removing the prior left: doubled spaces, a space before punctuation.
+    for (size_t at = text.find("  "); at != std::string::npos; at = text.find("  ")) text.erase(at, 1);
+    for (const char* gap : {" :", " .", " ,", " ;"})
+      for (size_t at = text.find(gap); at != std::string::npos; at = text.find(gap)) text.erase(at, 1);
     // "**Title**: text" and "__Title__ - text" read as one sentence without the bold markup
     // (a lone '*' stays: "2.0f * x[i]" is code, not markup).
     for (const char* bold : {"**", "__"})
