@@ -19,7 +19,8 @@ void on_signal(int) { g_quit = 1; }
 
 struct MockArgs {
   int port = 0;
-  std::string script, reply = "mock: no reply configured (use --script, --reply or --problem)", key_env, problem, cassette;
+  std::string script, session, reply = "mock: no reply configured (use --script, --session, --reply or --problem)",
+                      key_env, problem, cassette;
   llm::MockFaults faults;
   uint64_t seed = 0;
 };
@@ -32,6 +33,9 @@ Command add_mock_llm(CLI::App& root) {
       "mock-llm", "Serve an OpenAI- and Anthropic-compatible mock LLM on 127.0.0.1, with fault injection (Ctrl-C stops it)");
   cmd->add_option("--port", a->port, "Port (0 = any free port, printed at start)");
   cmd->add_option("--script", a->script, "JSON file: an array of reply texts, served in order");
+  cmd->add_option("--session", a->session,
+                  "JSON file of a scripted session: {\"replies\": [{\"when\": text the prompt holds, \"file\": a reply "
+                  "beside it}]}, each reply served once, to the first request that holds its text");
   cmd->add_option("--reply", a->reply, "Reply text for every request (when no --script or --problem)");
   cmd->add_option("--cassette", a->cassette, "Answer with the replies a cassette recorded for the same prompts");
   cmd->add_option("--problem", a->problem,
@@ -55,6 +59,8 @@ Command add_mock_llm(CLI::App& root) {
       answerer = llm::cassette_answerer(a->cassette);
     } else if (!a->problem.empty()) {
       answerer = llm::rule_answerer(load_problem(a->problem));
+    } else if (!a->session.empty()) {
+      answerer = llm::session_answerer(a->session);
     } else if (!a->script.empty()) {
       std::ifstream in(a->script);
       if (!in) throw InputError("mock-llm --script: cannot read " + a->script);

@@ -5,6 +5,7 @@
 #include <boost/beast/http.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <list>
 #include <mutex>
@@ -344,6 +345,48 @@ MockAnswerer script_answerer(std::vector<std::string> replies) {
     std::lock_guard lock(state->first);
     if (state->second >= script->size()) return std::string("mock: the script of replies is exhausted");
     return (*script)[state->second++];
+  };
+}
+
+MockAnswerer session_answerer(const std::string& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError("mock-llm --session: cannot read " + file);
+  const json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("replies") || !j["replies"].is_array())
+    throw InputError("mock-llm --session: " + file + " must hold {\"replies\": [{\"when\": ..., \"file\" or \"reply\": ...}]}");
+  struct Entry {
+    std::string when, reply;
+  };
+  auto entries = std::make_shared<std::vector<Entry>>();
+  const std::filesystem::path dir = std::filesystem::path(file).parent_path();
+  size_t k = 0;
+  for (const json& e : j["replies"]) {
+    const std::string where = fmt::format("mock-llm --session: {}: replies[{}]", file, k++);
+    if (!e.is_object() || !e.contains("when") || !e["when"].is_string())
+      throw InputError(where + " needs a 'when' (text the request must hold)");
+    Entry entry{e["when"].get<std::string>(), ""};
+    if (e.contains("file") && e["file"].is_string()) {
+      std::ifstream reply(dir / e["file"].get<std::string>());
+      if (!reply) throw InputError(where + ": cannot read " + (dir / e["file"].get<std::string>()).string());
+      entry.reply.assign(std::istreambuf_iterator<char>(reply), std::istreambuf_iterator<char>());
+    } else if (e.contains("reply") && e["reply"].is_string()) {
+      entry.reply = e["reply"].get<std::string>();
+    } else {
+      throw InputError(where + " needs a 'file' (beside the session file) or a 'reply'");
+    }
+    entries->push_back(std::move(entry));
+  }
+  auto used = std::make_shared<std::pair<std::mutex, std::vector<bool>>>();
+  used->second.assign(entries->size(), false);
+  return [entries, used](const std::string&, const std::string& system, const std::string& user) {
+    std::lock_guard lock(used->first);
+    for (size_t i = 0; i < entries->size(); ++i)
+      if (!used->second[i] && (user.find((*entries)[i].when) != std::string::npos ||
+                               system.find((*entries)[i].when) != std::string::npos)) {
+        used->second[i] = true;
+        return (*entries)[i].reply;
+      }
+    return std::string("mock: the session has no reply left for this request");
   };
 }
 
