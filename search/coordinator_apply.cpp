@@ -173,10 +173,13 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   auto& queue = State::at_node(s.queued_plans, sel.node);
   queue.insert(queue.end(), std::make_move_iterator(d.spare_plans.begin()), std::make_move_iterator(d.spare_plans.end()));
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
-  s.agent_calls_done++;
+  // A call cancelled by a stop (resume cancels the calls a run left open) neither failed nor
+  // finished.
+  const bool cancelled = d.error.rfind("cancelled:", 0) == 0;
+  if (!cancelled) s.agent_calls_done++;
   if (!d.error.empty() || !d.code.ok) {
     std::string why = !d.error.empty() ? d.error : d.code.error;
-    if (!d.exhausted && s.agent_failures++ == 0) s.first_agent_failure = fmt::format("{}: {}", kind, why);
+    if (!d.exhausted && !cancelled && s.agent_failures++ == 0) s.first_agent_failure = fmt::format("{}: {}", kind, why);
     s.event("agent_failed", with_usage({{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
                                         {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", d.spare_plans.size()}}));
     s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);

@@ -134,6 +134,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   double wait_cpu = 0;
   std::vector<detail::Completion> held;  // completions not yet applied
   std::string stop_reason;
+  bool agents_failed = false;  // the agent-failure rule stopped the run: it fails, whatever came in after
   // At every tenth of the evaluations this loop has left: the events so far, the coordinator's
   // CPU seconds, the wall seconds and its sleeps. A benchmark divides the stretches between
   // marks, so that the cost per event can be set against what the host did meanwhile.
@@ -150,7 +151,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
     s.writer.check();  // a failed write stops the run here, with what was committed kept
     if (seed_done && stop_reason.empty()) {
       stop_reason = g_stop.load() ? "interrupted" : budget_reached(s);
-      if (stop_reason.empty()) stop_reason = agent_failure(s, false);
+      if (stop_reason.empty() && !(stop_reason = agent_failure(s, false)).empty()) agents_failed = true;
     }
     // Late binding: select only for a free slot. In lockstep, a whole wave at once, and
     // only when the previous wave is fully applied.
@@ -209,8 +210,10 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   std::string status = stop_reason == "interrupted" ? "interrupted" : "completed";
   // Agents that failed (beyond the share, or every one of them) fail the run, whatever else
   // stopped it: its summary names them, not the budget or an exhausted space.
-  if (status != "interrupted")
+  if (status != "interrupted") {
     if (std::string failed = agent_failure(s, true); !failed.empty()) status = "failed", stop_reason = std::move(failed);
+    else if (agents_failed) status = "failed";  // stop_reason keeps the count at the stop
+  }
   if (stop_reason.empty() && s.evaluations_started < s.settings.budget) stop_reason = "search space exhausted before the budget";
   s.flush(g);
   // The writer's backlog first (at simulation rates it can be seconds of writes): its CPU and

@@ -92,7 +92,7 @@ ChatReply anthropic_stream(const std::vector<std::string>& events) {
     if (!e.is_object()) throw unreadable("an event that is not a JSON object: " + data.substr(0, 120));
     const std::string type = e.value("type", "");
     if (type == "error") {
-      const json err = e.value("error", json::object());
+      const json err = e.contains("error") && e["error"].is_object() ? e["error"] : json::object();
       const std::string kind = err.value("type", "api_error");
       throw stream_failure(kind == "overloaded_error" ? 529 : kind == "rate_limit_error" ? 429 : 500, kind,
                            err.value("message", ""));
@@ -129,7 +129,12 @@ ChatReply anthropic_stream(const std::vector<std::string>& events) {
 }  // namespace
 
 bool is_event_stream(const std::string& body) {
-  const size_t start = body.find_first_not_of(" \t\r\n");
+  // The first line that is not blank or a comment (": OPENROUTER PROCESSING" opens some streams).
+  size_t start = body.find_first_not_of(" \t\r\n");
+  while (start != std::string::npos && body[start] == ':') {
+    const size_t end = body.find('\n', start);
+    start = end == std::string::npos ? std::string::npos : body.find_first_not_of(" \t\r\n", end);
+  }
   return start != std::string::npos && (body.compare(start, 5, "data:") == 0 || body.compare(start, 6, "event:") == 0);
 }
 

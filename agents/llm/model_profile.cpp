@@ -1,5 +1,7 @@
 #include "agents/llm/model_profile.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -64,12 +66,42 @@ ModelProfiles ModelProfiles::load(const std::vector<std::filesystem::path>& over
   return out;
 }
 
+namespace {
+
+// `match` names `model` or its family: the name itself, or the name then "-", ".", ":", "/" or
+// "@" and more ("o3" matches "o3-mini", not "o3x").
+bool matches(const std::string& match, const std::string& model) {
+  if (match.empty()) return true;
+  if (model.rfind(match, 0) != 0) return false;
+  return model.size() == match.size() || std::string("-.:/@").find(model[match.size()]) != std::string::npos;
+}
+
+// A price holds for the name itself, its "-latest" alias and its dated snapshots
+// ("claude-sonnet-4-5-20250929", "gpt-4o-2024-08-06"), not for a variant ("o3-pro").
+bool priced_as(const std::string& match, const std::string& model) {
+  const std::string rest = model.substr(match.size());
+  if (rest.empty() || rest == "-latest") return true;
+  std::string digits;
+  for (char c : rest) {
+    if (c == '-') continue;
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    digits += c;
+  }
+  return digits.size() == 8;  // -YYYYMMDD or -YYYY-MM-DD
+}
+
+}  // namespace
+
 ModelProfile ModelProfiles::find(Provider provider, const std::string& model) const {
   const ModelProfile* best = nullptr;
   for (const ModelProfile& p : entries_)  // later entries win ties: an override replaces a shipped one
-    if (p.provider == provider && model.rfind(p.match, 0) == 0 && (!best || p.match.size() >= best->match.size()))
+    if (p.provider == provider && matches(p.match, model) && (!best || p.match.size() >= best->match.size()))
       best = &p;
-  if (best) return *best;
+  if (best) {
+    ModelProfile found = *best;
+    if (!found.match.empty() && !priced_as(found.match, model)) found.prices = nlohmann::json();  // a variant: unknown
+    return found;
+  }
   ModelProfile fallback;
   fallback.provider = provider;
   return fallback;

@@ -33,6 +33,10 @@ bool code_language(const std::string& tag, const std::string& kind) {
 std::string without_thinking(std::string text) {
   for (const char* tag : {"think", "thinking"}) {
     const std::string open = std::string("<") + tag + ">", close = std::string("</") + tag + ">";
+    // A server that strips the opening tag (DeepSeek-R1 through vLLM) leaves a lone closing one:
+    // everything before it was thinking.
+    const size_t lone = text.find(close);
+    if (lone != std::string::npos && text.rfind(open, lone) == std::string::npos) text.erase(0, lone + close.size());
     for (size_t at = text.find(open); at != std::string::npos; at = text.find(open, at)) {
       const size_t end = text.find(close, at);
       text.erase(at, end == std::string::npos ? std::string::npos : end + close.size() - at);
@@ -109,25 +113,49 @@ std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans)
   static const std::regex heading(
       R"(^()#{1,6}\s*(?:(?:plan|idea|option|proposal|approach|step)\s*)?\d+\s*[:.)\-\xE2\x80\x93\x94]*\s*(.*\S)\s*$)",
       std::regex::icase);
-  // A prior anywhere in the item: [0.4], (p=0.3), [prior: 40%], (20%).
-  static const std::regex prior_re(R"(\s*[\[(]\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*[\])])", std::regex::icase);
+  // A prior at the item's start or end, or anywhere when it cannot be code: [0.4], (p=0.3),
+  // [prior: 40%], (20%), but not out[0] or dim (1).
+  static const std::regex prior_edge(R"(^\s*[\[(]\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*[\])]|\s*[\[(]\s*(?:p(?:rior)?\s*[=:]?\s*)?([0-9]*\.?[0-9]+)\s*(%?)\s*[\])][.;,]?\s*$)",
+                                      std::regex::icase);
+  static const std::regex prior_explicit(
+      R"(\s*[\[(]\s*(?:(?:p|prior)\s*[=:]\s*([0-9]*\.?[0-9]+)\s*(%?)|([0-9]*\.?[0-9]+)\s*(%)|(0?\.[0-9]+)())\s*[\])])",
+      std::regex::icase);
   const std::string reply = without_thinking(raw_reply);
   std::vector<std::pair<std::string, std::optional<double>>> found = json_plans(reply, code_blocks(reply));
   if (found.empty()) {
     // List items at their shallowest indentation only: sub-bullets are a plan's details.
-    std::vector<std::pair<size_t, std::string>> items;
+    struct Item {
+      int kind;  // 0 numbered, 1 bullet, 2 numbered heading
+      size_t indent;
+      std::string text;
+    };
+    std::vector<Item> items;
     std::istringstream in(reply);
     bool in_code = false;
     for (std::string line; std::getline(in, line);) {
       if (trim(line).rfind("```", 0) == 0) in_code = !in_code;
       std::smatch m;
-      if (in_code || !(std::regex_match(line, m, item) || std::regex_match(line, m, heading))) continue;
-      items.emplace_back(m[1].length(), m[2]);
+      if (in_code) continue;
+      if (std::regex_match(line, m, item)) {
+        const std::string marker = trim(line).substr(0, 1);
+        items.push_back({std::isdigit(static_cast<unsigned char>(marker[0])) ? 0 : 1, static_cast<size_t>(m[1].length()), m[2]});
+      } else if (std::regex_match(line, m, heading)) {
+        items.push_back({2, 0, m[2]});
+      }
     }
+    // List items over numbered headings ("## 1. Analysis" above the list); bullets that all come
+    // before the first numbered item are a preamble (facts, not plans); then the shallowest level.
+    const bool any_list = std::any_of(items.begin(), items.end(), [](const Item& it) { return it.kind != 2; });
+    const auto first_numbered =
+        std::find_if(items.begin(), items.end(), [](const Item& it) { return it.kind == 0; });
+    const bool preamble = first_numbered != items.end() &&
+                          std::none_of(first_numbered, items.end(), [](const Item& it) { return it.kind == 1; });
+    auto keep = [&](const Item& it) { return any_list ? it.kind != 2 && !(preamble && it.kind == 1) : true; };
     size_t level = std::string::npos;
-    for (const auto& [indent, text] : items) level = std::min(level, indent);
-    for (const auto& [indent, text] : items)
-      if (indent == level) found.emplace_back(text, std::nullopt);
+    for (const auto& it : items)
+      if (keep(it)) level = std::min(level, it.indent);
+    for (const auto& it : items)
+      if (keep(it) && it.indent == level) found.emplace_back(it.text, std::nullopt);
   }
   std::vector<ParsedPlan> plans;
   std::vector<bool> has_prior;
@@ -137,16 +165,25 @@ std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans)
     std::string text = found_text;
     std::optional<double> prior = found_prior;
     std::smatch p;
-    if (!prior && std::regex_search(text, p, prior_re)) {
-      double v = std::stod(p[1]);
-      if (p[2] == "%") v /= 100;
-      prior = v;
+    for (const std::regex* re : {&prior_edge, &prior_explicit}) {
+      if (prior || !std::regex_search(text, p, *re)) continue;
+      // The first group pair that matched holds the number and its percent sign.
+      for (size_t g = 1; g + 1 < p.size(); g += 2)
+        if (p[g].matched) {
+          double v = std::stod(p[g]);
+          if (p[g + 1] == "%") v /= 100;
+          prior = v;
+          break;
+        }
+      const bool at_end = static_cast<size_t>(p.position(0) + p.length(0)) == text.size();
+      std::string tail = at_end ? std::string(trim(p.str(0)).back() == '.' ? "." : "") : "";
       text.erase(static_cast<size_t>(p.position(0)), static_cast<size_t>(p.length(0)));
+      text += tail;
+      // What removing it left: doubled spaces, a space before punctuation.
+      for (size_t at = text.find("  "); at != std::string::npos; at = text.find("  ")) text.erase(at, 1);
+      for (const char* gap : {" :", " .", " ,", " ;"})
+        for (size_t at = text.find(gap); at != std::string::npos; at = text.find(gap)) text.erase(at, 1);
     }
-    // What removing the prior left: doubled spaces, a space before punctuation.
-    for (size_t at = text.find("  "); at != std::string::npos; at = text.find("  ")) text.erase(at, 1);
-    for (const char* gap : {" :", " .", " ,", " ;"})
-      for (size_t at = text.find(gap); at != std::string::npos; at = text.find(gap)) text.erase(at, 1);
     // "**Title**: text" and "__Title__ - text" read as one sentence without the bold markup
     // (a lone '*' stays: "2.0f * x[i]" is code, not markup).
     for (const char* bold : {"**", "__"})

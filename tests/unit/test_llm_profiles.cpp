@@ -6,6 +6,7 @@
 
 #include "agents/llm/http_transport.hpp"
 #include "agents/llm/llm_client.hpp"
+#include "agents/llm/event_stream.hpp"
 #include "agents/llm/mock_server.hpp"
 #include "agents/llm/model_profile.hpp"
 #include "agents/llm/session.hpp"
@@ -212,4 +213,19 @@ TEST_CASE("llm profiles: Anthropic's extended thinking with its rules") {
   c.set_value("agents.llm.coder.max_tokens", 8000, "test");
   CHECK_THROWS_WITH_AS(Session::for_config(c, "coder")->role("coder", c), doctest::Contains("takes no extended thinking"),
                        InputError);
+}
+
+TEST_CASE("llm profiles: a match covers a model's family, a price only its name, alias and dated snapshots") {
+  const ModelProfiles p = ModelProfiles::load();
+  CHECK(p.find(Provider::openai, "o3-pro").reasoning_effort);   // a reasoning model like o3
+  CHECK(p.find(Provider::openai, "o3-pro").prices.is_null());   // but not o3's price
+  CHECK(p.find(Provider::openai, "o3x").match.empty());         // not o3's family at all
+  CHECK(p.find(Provider::openai, "o3-2025-04-16").prices["completion"] == 8.0);
+  CHECK(p.find(Provider::openai, "gpt-4o-2024-08-06").prices["prompt"] == 2.5);
+  CHECK(p.find(Provider::openai, "gpt-4o-2024-05-13").prices["prompt"] == 5.0);
+  CHECK_FALSE(p.find(Provider::openai, "o1-mini").reasoning_effort);
+  CHECK(p.find(Provider::anthropic, "claude-sonnet-4-5-20250929").prices["completion"] == 15.0);
+  CHECK(p.find(Provider::anthropic, "claude-sonnet-4-20250514").prices["completion"] == 15.0);
+  CHECK(p.find(Provider::anthropic, "claude-sonnet-4-6").prices.is_null());  // not confirmed: no guess
+  CHECK(is_event_stream(": OPENROUTER PROCESSING\n\ndata: {\"choices\": []}\n\n"));
 }

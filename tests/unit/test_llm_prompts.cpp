@@ -90,3 +90,24 @@ TEST_CASE("reply parser: an unusable reply is quoted in its error, on one line, 
   CHECK(reply_excerpt(std::string(500, 'x'), 10) == "'xxxxxxxxxx...' (500 characters)");
   CHECK(reply_excerpt("") == "an empty reply");
 }
+
+TEST_CASE("reply parsing: priors only where they cannot be code, preambles and heading titles are not plans") {
+  auto texts = [](const std::string& reply) {
+    std::vector<std::string> out;
+    for (const auto& p : kmcts::llm::parse_plans(reply, 8)) out.push_back(p.text);
+    return out;
+  };
+  const auto plans = kmcts::llm::parse_plans(
+      "1. Reduce along dim (1) with warp shuffles (p=0.2)\n2. write the partial sum to out[0] once per block [0.8]\n", 8);
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[0].text == "Reduce along dim (1) with warp shuffles");
+  CHECK(plans[1].text == "write the partial sum to out[0] once per block");
+  CHECK(plans[0].prior == doctest::Approx(0.2));
+  CHECK(texts("## 1. Analysis\nslow.\n## 2. Proposed plans\n1. Fuse the epilogue\n2. Tile by 64\n") ==
+        std::vector<std::string>{"Fuse the epilogue", "Tile by 64"});
+  CHECK(texts("- baseline 1.2 ms\n- memory bound\n\n## Plans\n  1. Fuse\n  2. Tile\n") ==
+        std::vector<std::string>{"Fuse", "Tile"});
+  CHECK(texts("1. Use the .cuh header\n2. pick a ? b : c per lane\n") ==
+        std::vector<std::string>{"Use the .cuh header", "pick a ? b : c per lane"});  // no prior: text untouched
+  CHECK(texts("a draft:\n1. nope\n</think>\n1. Real plan\n") == std::vector<std::string>{"Real plan"});  // R1's lone tag
+}
