@@ -18,6 +18,14 @@ using nlohmann::json;
 
 std::filesystem::path default_profiles_file() { return data_dir("llm", KMCTS_LLM_DATA_DIR) / "model_profiles.json"; }
 
+bool is_price(const json& price, bool complete) {
+  if (!price.is_object() || (complete && !(price.contains("prompt") && price.contains("completion")))) return false;
+  for (const auto& [field, v] : price.items())
+    if (!(field == "prompt" || field == "cached" || field == "completion") || !v.is_number() || v.get<double>() < 0)
+      return false;
+  return true;
+}
+
 void ModelProfiles::add(const json& table, const std::string& origin) {
   if (!table.is_object() || !table.contains("profiles") || !table["profiles"].is_array())
     throw InputError(fmt::format("{}: a model profile table is an object with a 'profiles' list", origin));
@@ -40,11 +48,8 @@ void ModelProfiles::add(const json& table, const std::string& origin) {
     } catch (const json::exception& bad) {
       throw InputError(fmt::format("{}: {}", where, bad.what()));
     }
-    if (!p.prices.is_null()) {
-      bool ok = p.prices.is_object() && p.prices.contains("prompt") && p.prices.contains("completion");
-      for (const auto& [field, v] : p.prices.is_object() ? p.prices.items() : json::object().items())
-        ok = ok && (field == "prompt" || field == "cached" || field == "completion") && v.is_number() && v.get<double>() >= 0;
-      if (!ok) throw InputError(where + ".prices is {\"prompt\": $, \"cached\": $, \"completion\": $} per million tokens");
+    if (!p.prices.is_null() && !is_price(p.prices, true)) {
+      throw InputError(where + ".prices is {\"prompt\": $, \"cached\": $, \"completion\": $} per million tokens");
     }
     if (p.max_tokens_field != "max_tokens" && p.max_tokens_field != "max_completion_tokens")
       throw InputError(where + ".max_tokens_field is max_tokens or max_completion_tokens, not '" + p.max_tokens_field + "'");

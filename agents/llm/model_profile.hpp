@@ -45,6 +45,10 @@ class ModelProfiles {
   std::vector<ModelProfile> entries_;
 };
 
+/// A price as a profile or agents.llm.prices gives it: {"prompt", "cached", "completion"} in
+/// $ per million tokens, each a number >= 0; `complete`: prompt and completion both there.
+bool is_price(const nlohmann::json& price, bool complete);
+
 /// The shipped table's path (share/kmcts/llm in a bundle, configs/llm in a build tree).
 std::filesystem::path default_profiles_file();
 

@@ -103,10 +103,6 @@ ModelProfiles profiles_of(const Config& c) {
   return ModelProfiles::load(extra.empty() ? std::vector<std::filesystem::path>{} : std::vector<std::filesystem::path>{extra});
 }
 
-}  // namespace
-
-namespace {
-
 std::string role_model(const std::string& role, const Config& c) {
   std::string m = c.get_string("agents.llm." + role + ".model");
   return m.empty() ? c.get_string("agents.llm.model") : m;
@@ -142,11 +138,7 @@ std::shared_ptr<Session> Session::for_config(const Config& c, const std::string&
   const double max_dollars = c.get_double("search.max_dollars");
   const nlohmann::json prices = c.get_object("agents.llm.prices");
   for (const auto& [model, p] : prices.items()) {
-    bool ok = p.is_object();
-    if (ok)
-      for (const auto& [field, v] : p.items())
-        ok = ok && (field == "prompt" || field == "cached" || field == "completion") && v.is_number() && v.get<double>() >= 0;
-    if (!ok)
+    if (!is_price(p, false))
       throw InputError(fmt::format("agents.llm.prices: the price of '{}' must be {{\"prompt\": $, \"cached\": $, "
                                    "\"completion\": $}} in dollars per million tokens (got {})", model, p.dump()));
   }
@@ -176,11 +168,12 @@ std::shared_ptr<Session> Session::for_config(const Config& c, const std::string&
   auto session = std::make_shared<Session>();
   session->prices_ = prices;
   session->profiles_ = profiles;
-  session->provider_ = provider_from_string(provider, "agents.llm.provider");
+  session->provider_ =
+      provider_from_string(provider, role.empty() ? "agents.llm.provider" : "agents.llm." + role + ".provider");
   std::shared_ptr<LlmClient> http;
   if (mode != CassetteMode::replay) {
     EndpointSettings e;
-    e.provider = provider_from_string(provider, role.empty() ? "agents.llm.provider" : "agents.llm." + role + ".provider");
+    e.provider = session->provider_;
     e.base_url = base_url;
     const char* key_value = std::getenv(key_env.c_str());
     e.api_key = key_value ? key_value : "";
@@ -209,9 +202,11 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
   r.system = c.get_string("agents.llm.system");
   r.reasoning_effort = c.get_string("agents.llm." + name + ".reasoning_effort");
   r.thinking_budget = static_cast<int>(c.get_int("agents.llm." + name + ".thinking_budget"));
+  if (r.thinking_budget == 0 && r.reasoning_effort.empty()) return r;
+  // What the model takes, from the profiles this session loaded (the role's own provider).
+  const ModelProfile profile =
+      profiles_.find(provider_from_string(role_endpoint(name, "provider", c), "agents.llm.provider"), r.model);
   if (r.thinking_budget > 0) {
-    const Provider provider = provider_from_string(role_endpoint(name, "provider", c), "agents.llm.provider");
-    const ModelProfile profile = profiles_of(c).find(provider, r.model);
     const std::string option = "agents.llm." + name + ".thinking_budget";
     if (!profile.thinking)
       throw InputError(fmt::format("{}: model '{}' takes no extended thinking (its profile: match '{}')", option, r.model,
@@ -220,14 +215,10 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
       throw InputError(fmt::format("{} is {}: it must be at least 1024 and below agents.llm.{}.max_tokens ({})", option,
                                    r.thinking_budget, name, r.max_tokens));
   }
-  if (!r.reasoning_effort.empty()) {
-    const Provider provider = provider_from_string(role_endpoint(name, "provider", c), "agents.llm.provider");
-    const ModelProfile profile = profiles_of(c).find(provider, r.model);
-    if (!profile.reasoning_effort)
+  if (!r.reasoning_effort.empty() && !profile.reasoning_effort)
       throw InputError(fmt::format("agents.llm.{}.reasoning_effort: model '{}' takes none (its profile: {}, match "
                                    "'{}'); add a profile with agents.llm.profiles if it does",
                                    name, r.model, profile.origin.empty() ? "the default" : profile.origin, profile.match));
-  }
   return r;
 }
 

@@ -45,6 +45,14 @@ def to_device(values, device):
     return [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
 
 
+def on_device(device):
+    """Where new tensors are made: `device` itself with torch >= 2 (hardened mode's and the
+    hygiene check's draws, not KernelBench's official CPU draw, which this mode keeps), else
+    the default."""
+    import torch
+    return torch.device(device) if hasattr(torch.device, "__enter__") else contextlib.nullcontext()
+
+
 def set_seed(seed):
     import torch
     torch.manual_seed(seed)

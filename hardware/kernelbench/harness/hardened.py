@@ -46,7 +46,7 @@ import traceback
 import kb_metrics
 import screen
 from candidate_process import Verdict, Warm, checked_samples
-from faithful import SEED, device_of, set_seed
+from faithful import SEED, device_of, on_device, set_seed
 
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
 SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
@@ -57,10 +57,7 @@ def draw_inputs(problem, seed, distribution, device):
     """The problem's inputs for `seed`, floating tensors reshaped to `distribution`, on device."""
     import torch
     set_seed(seed)
-    if hasattr(torch.device, "__enter__"):  # torch >= 2: drawn on the device, not on the CPU
-        with torch.device(device):
-            values = problem.get_inputs()
-    else:
+    with on_device(device):  # torch >= 2: drawn on the device, not on the CPU
         values = problem.get_inputs()
     values = [v.to(device) if isinstance(v, torch.Tensor) else v for v in values]
     g = torch.Generator(device=device).manual_seed(seed)

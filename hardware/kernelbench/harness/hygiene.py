@@ -18,17 +18,7 @@ import time
 
 import hygiene_rules
 import kb_metrics
-from faithful import SEED, device_of, load_module, set_seed, to_device
-
-
-def on_device(device):
-    """Where new tensors are made: the device itself on a GPU with torch >= 2 (its draws, not the
-    CPU's: the hygiene check needs inputs, not KernelBench's exact ones), else the default."""
-    import contextlib
-    import torch
-    if device.type == "cuda" and hasattr(torch.device, "__enter__"):
-        return torch.device(device)
-    return contextlib.nullcontext()
+from faithful import SEED, device_of, load_module, on_device, set_seed, to_device
 
 
 def measure(problem, device, tol):
