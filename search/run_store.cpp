@@ -117,16 +117,28 @@ std::unique_ptr<RunStore> RunStore::create(const fs::path& run_dir, const json& 
     fs::create_directories(d, ec);
     if (ec) throw InputError("cannot create run directory " + d.string() + ": " + ec.message());
   }
-  auto impl = std::make_unique<Impl>(run_dir, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  impl->db.exec("PRAGMA journal_mode = WAL;");
+  // The store is built whole under another name and renamed into place, so a process killed
+  // while creating it leaves either no run.sqlite (the run starts afresh) or a complete one,
+  // never an empty file that open() would refuse. A leftover of such a kill is removed first.
+  const fs::path partial = run_dir / "run.sqlite.partial";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(partial.string() + suffix, ec);
+  {
+    detail::Database db(partial, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    db.exec("PRAGMA journal_mode = WAL;");  // kept in the file's header
+    configure_connection(db);
+    db.exec("BEGIN; " + std::string(kSchema) + "PRAGMA application_id = " +
+            std::to_string(kApplicationId) + "; PRAGMA user_version = " +
+            std::to_string(kSchemaVersion) + ";");
+    auto insert = db.prepare(
+        "INSERT INTO run (id, info, config, status, started_at) VALUES (1, ?, ?, 'running', ?)");
+    insert.bind(1, run_info.dump()).bind(2, effective_config.dump()).bind(3, utc_now());
+    insert.run();
+    db.exec("COMMIT;");
+  }  // closed: its WAL checkpointed into the file and removed
+  fs::rename(partial, run_dir / "run.sqlite", ec);
+  if (ec) throw RunError("cannot move " + partial.string() + " into place: " + ec.message());
+  auto impl = std::make_unique<Impl>(run_dir, SQLITE_OPEN_READWRITE);
   configure_connection(impl->db);
-  impl->db.exec("BEGIN; " + std::string(kSchema) +
-                "PRAGMA application_id = " + std::to_string(kApplicationId) +
-                "; PRAGMA user_version = " + std::to_string(kSchemaVersion) + "; COMMIT;");
-  auto insert = impl->db.prepare(
-      "INSERT INTO run (id, info, config, status, started_at) VALUES (1, ?, ?, 'running', ?)");
-  insert.bind(1, run_info.dump()).bind(2, effective_config.dump()).bind(3, utc_now());
-  insert.run();
   write_file_atomic(run_dir / "config.json", effective_config.dump(2) + "\n");
   impl->prepare_statements();
   return std::unique_ptr<RunStore>(new RunStore(std::move(impl)));

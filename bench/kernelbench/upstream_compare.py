@@ -13,11 +13,14 @@ PAIRS: one "PROBLEM.py CANDIDATE.py [cuda|triton]" per line (# comments allowed)
 Not run in CI (it needs a GPU); its results go to bench/results."""
 
 import argparse
+import concurrent.futures
+import hashlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import time
 
 STANDINS = {
     "requests": "",
@@ -45,10 +48,10 @@ import json, sys, tempfile
 sys.path.insert(0, sys.argv[1])
 from kernelbench.eval import eval_kernel_against_ref
 ref, cand, backend, trials = open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4], int(sys.argv[5])
-with tempfile.TemporaryDirectory() as build:
-    r = eval_kernel_against_ref(ref, cand, seed_num=42, num_correct_trials=5, num_perf_trials=trials,
-                                measure_performance=True, timing_method="cuda_event", build_dir=build, device=0,
-                                backend=backend)
+build = sys.argv[6]  # the candidate's own extension folder, shared with our harness's run
+r = eval_kernel_against_ref(ref, cand, seed_num=42, num_correct_trials=5, num_perf_trials=trials,
+                            measure_performance=trials > 1, timing_method="cuda_event", build_dir=build, device=0,
+                            backend=backend)
 out = {"compiled": bool(r.compiled), "correct": bool(r.correctness), "runtime_us": r.runtime, "ref_runtime_us": r.ref_runtime,
        "metadata": {k: str(v)[:300] for k, v in (r.metadata or {}).items()}}
 if r.correctness and r.runtime and r.runtime > 0 and r.ref_runtime and r.ref_runtime > 0:
@@ -73,9 +76,20 @@ def verdict(compiled, correct):
     return "ok" if correct else ("wrong_answer" if compiled else "compile_error")
 
 
-def run_upstream(args, problem, candidate, backend, standins):
+def build_dir(args, candidate):
+    """One extension folder per candidate, for both evaluations: the same sources and flags
+    make the same extension, so the timed pass builds nothing (builds are not what is compared)."""
+    digest = hashlib.sha256(open(candidate, "rb").read()).hexdigest()[:16]
+    folder = os.path.join(args.build_root, digest)
+    os.makedirs(folder, exist_ok=True)
+    return folder
+
+
+def run_upstream(args, problem, candidate, backend, standins, trials=None):
     env = dict(os.environ, PYTHONPATH=standins + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    proc = subprocess.run([sys.executable, "-c", UPSTREAM, args.kb_src, problem, candidate, backend, str(args.trials)],
+    trials = args.trials if trials is None else trials
+    proc = subprocess.run([sys.executable, "-c", UPSTREAM, args.kb_src, problem, candidate, backend, str(trials),
+                           build_dir(args, candidate)],
                           capture_output=True, text=True, env=env, timeout=1800, check=False)
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith("UPSTREAM "):
@@ -86,7 +100,8 @@ def run_upstream(args, problem, candidate, backend, standins):
 def run_ours(args, problem, candidate):
     proc = subprocess.run([sys.executable, os.path.join(args.harness, "faithful.py"), "--problem", problem, "--candidate",
                            candidate, "--device", "0", "--trials", str(args.trials), "--no-compile"],
-                          capture_output=True, text=True, timeout=1800, check=False)
+                          capture_output=True, text=True, timeout=1800, check=False,
+                          env=dict(os.environ, TORCH_EXTENSIONS_DIR=build_dir(args, candidate)))
     try:
         return json.loads(proc.stdout.strip().splitlines()[-1])
     except (IndexError, ValueError):
@@ -100,15 +115,22 @@ def main():
     parser.add_argument("--pairs", required=True)
     parser.add_argument("--trials", type=int, default=100)
     parser.add_argument("--out", default="")
+    parser.add_argument("--build-root", default=os.path.join(tempfile.gettempdir(), "kb-upstream-builds"))
+    parser.add_argument("--prebuild-jobs", type=int, default=8,
+                        help="candidates built (and checked once, untimed) at once before the timed pass")
     args = parser.parse_args()
     standins = standins_dir()
     out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout
+    pairs = []
     for line in open(args.pairs, encoding="utf-8"):
         fields = line.split("#", 1)[0].split()
-        if not fields:
-            continue
-        problem, candidate = fields[0], fields[1]
-        backend = fields[2] if len(fields) > 2 else "cuda"
+        if fields:
+            pairs.append((fields[0], fields[1], fields[2] if len(fields) > 2 else "cuda"))
+    started = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.prebuild_jobs)) as pool:
+        list(pool.map(lambda p: run_upstream(args, *p, standins, trials=1), pairs))
+    print(f"prebuilt {len(pairs)} candidates in {time.time() - started:.0f} s", file=sys.stderr, flush=True)
+    for problem, candidate, backend in pairs:
         up = run_upstream(args, problem, candidate, backend, standins)
         ours = run_ours(args, problem, candidate)
         row = {"problem": problem, "candidate": candidate, "backend": backend, "upstream": up,
@@ -121,6 +143,8 @@ def main():
         row["agree"] = v_up == v_ours and (row["speedup_ratio"] is None or abs(row["speedup_ratio"] - 1) <= 0.03)
         out.write(json.dumps(row, default=str) + "\n")
         out.flush()
+        print(f"{time.time() - started:.0f} s {os.path.basename(problem)} {candidate}: {row['verdicts']} "
+              f"ratio {row['speedup_ratio']}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

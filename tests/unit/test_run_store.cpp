@@ -222,6 +222,23 @@ TEST_CASE("run store: open names the path when it is not a run") {
   CHECK(msg == (other / "run.sqlite").string() + " is not a kmcts run store");
 }
 
+TEST_CASE("run store: a create killed half-way leaves no store, and the next create is whole") {
+  StoreTempDir tmp;
+  // What a process killed while creating leaves: the partial file, never run.sqlite.
+  std::ofstream(tmp.path / "run.sqlite.partial") << "half a database";
+  std::ofstream(tmp.path / "run.sqlite.partial-wal") << "its log";
+  CHECK_FALSE(fs::exists(tmp.path / "run.sqlite"));
+  {
+    auto store = RunStore::create(tmp.path, run_info(), config());
+    store->add_node(node(0, NodeStatus::ok, 1.0));
+  }
+  CHECK_FALSE(fs::exists(tmp.path / "run.sqlite.partial"));
+  CHECK_FALSE(fs::exists(tmp.path / "run.sqlite.partial-wal"));
+  auto reopened = RunStore::open(tmp.path);
+  CHECK(reopened->status() == "running");
+  CHECK(reopened->nodes().size() == 1);
+}
+
 TEST_CASE("run store: a transaction rolls back on exception and commits on commit()") {
   StoreTempDir tmp;
   auto store = RunStore::create(tmp.path, run_info(), config());
