@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "agents/llm/http_transport.hpp"
+
 namespace kmcts {
 
 std::vector<std::string> NodeView::plan_history() const {
@@ -29,6 +31,11 @@ void AgentUsage::add_totals(const AgentUsage& o) {
 nlohmann::json AgentUsage::totals() const {
   return {{"prompt_tokens", prompt_tokens}, {"completion_tokens", completion_tokens}, {"cached_tokens", cached_tokens},
           {"reasoning_tokens", reasoning_tokens}, {"dollars", dollars}, {"calls", calls}, {"retries", retries}};
+}
+
+AgentActivity agent_activity() {
+  const llm::TransportActivity t = llm::transport_activity();
+  return {t.requests, t.bytes};
 }
 
 AgentUsage AgentUsage::from_totals(const nlohmann::json& j) {

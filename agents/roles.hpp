@@ -78,6 +78,14 @@ struct AgentUsage {
   static AgentUsage from_totals(const nlohmann::json& j);
 };
 
+/// The process's LLM requests in flight and the reply bytes they have brought so far (none
+/// for rule agents): the progress line shows a long generation arriving.
+struct AgentActivity {
+  int llm_requests = 0;
+  int64_t llm_reply_bytes = 0;
+};
+AgentActivity agent_activity();
+
 struct PlanContext {
   const Problem* problem = nullptr;
   NodeView parent;

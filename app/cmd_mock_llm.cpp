@@ -48,7 +48,11 @@ Command add_mock_llm(CLI::App& root) {
   cmd->add_option("--fault-500", a->faults.rate_500, "Share answered 500")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-529", a->faults.rate_529, "Share answered 529 overloaded_error")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-slow", a->faults.rate_slow, "Share answered after --slow-s seconds")->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--slow-s", a->faults.slow_s, "Delay of a slow reply");
+  cmd->add_option("--slow-s", a->faults.slow_s, "Delay of a slow reply (for a slow stream: its events' gaps in all)");
+  cmd->add_option("--fault-slow-stream", a->faults.rate_slow_stream,
+                  "Share of streamed replies whose events take --slow-s in all, in small gaps")->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--fault-cut-stream", a->faults.rate_cut_stream,
+                  "Share of streamed replies whose connection closes after half their events")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-malformed", a->faults.rate_malformed, "Share answered 200 with malformed JSON")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-truncated", a->faults.rate_truncated, "Share whose body is cut halfway")->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--fault-no-code", a->faults.rate_no_code, "Share answered with a reply without code")->check(CLI::Range(0.0, 1.0));

@@ -22,6 +22,8 @@ ProgressState progress_of(const State& s, const VariantGraph& g) {
   p.agent_failures = s.agent_failures;
   p.tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
   p.dollars = s.usage.dollars;
+  const AgentActivity live = agent_activity();
+  p.llm_requests = live.llm_requests, p.llm_reply_bytes = live.llm_reply_bytes;
   if (s.best_node >= 0) p.best_speedup = g.node(s.best_node).speedup, p.best_node = s.best_node;
   return p;
 }

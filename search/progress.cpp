@@ -12,6 +12,8 @@ std::string format_progress(const ProgressState& s) {
                                  best, s.failures, s.running, s.elapsed_s);
   if (s.agent_failures > 0) line += fmt::format("  agent calls failed {}/{}", s.agent_failures, s.agent_calls);
   if (s.tokens > 0) line += fmt::format("  {} tokens ${:.4f}", s.tokens, s.dollars);
+  if (s.llm_requests > 0)
+    line += fmt::format("  llm {} replying {:.1f} kB", s.llm_requests, static_cast<double>(s.llm_reply_bytes) / 1e3);
   return line;
 }
 

@@ -18,6 +18,8 @@ struct ProgressState {
   int agent_failures = 0;
   int64_t tokens = 0;       // LLM tokens and dollars so far (shown when there are any)
   double dollars = 0;
+  int llm_requests = 0;     // LLM replies arriving now, and their bytes so far
+  int64_t llm_reply_bytes = 0;
 };
 
 class Progress {

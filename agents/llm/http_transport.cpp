@@ -3,8 +3,8 @@
 #include <curl/curl.h>
 
 #include <algorithm>
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <cctype>
 #include <deque>
 #include <mutex>
@@ -32,8 +32,13 @@ struct Transfer {
   std::chrono::steady_clock::time_point last_activity = std::chrono::steady_clock::now();
 };
 
+// Every transport's requests in flight and the bytes their replies have brought so far.
+std::atomic<int> g_requests{0};
+std::atomic<int64_t> g_bytes{0};
+
 size_t on_body(char* data, size_t size, size_t count, void* user) {
   static_cast<Transfer*>(user)->last_activity = std::chrono::steady_clock::now();
+  g_bytes += static_cast<int64_t>(size * count);
   static_cast<Transfer*>(user)->response.body.append(data, size * count);
   return size * count;
 }
@@ -97,6 +102,8 @@ struct HttpTransport::Impl {
     if (it == running.end()) return;
     std::unique_ptr<Transfer> t = std::move(*it);
     running.erase(it);
+    g_requests -= 1;
+    g_bytes -= static_cast<int64_t>(t->response.body.size());
     if (code == CURLE_OK) {
       long status = 0;
       curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
@@ -134,6 +141,8 @@ struct HttpTransport::Impl {
       curl_multi_poll(multi, nullptr, 0, 100, nullptr);  // woken early by post() and ~Impl
     }
     for (auto& t : running) {
+      g_requests -= 1;
+      g_bytes -= static_cast<int64_t>(t->response.body.size());
       curl_multi_remove_handle(multi, t->easy);
       curl_easy_cleanup(t->easy);
       curl_slist_free_all(t->headers);
@@ -144,6 +153,7 @@ struct HttpTransport::Impl {
     running.clear();
     std::lock_guard lock(mutex);
     for (auto& t : incoming) {
+      g_requests -= 1;
       HttpResponse r;
       r.error = "transport stopped";
       t->promise.set_value(std::move(r));
@@ -172,6 +182,7 @@ std::future<HttpResponse> HttpTransport::post(const HttpRequest& request,
   t->request = request;
   t->secret_headers = std::move(secret_headers);
   auto future = t->promise.get_future();
+  g_requests += 1;
   {
     std::lock_guard lock(impl_->mutex);
     impl_->incoming.push_back(std::move(t));
@@ -179,5 +190,7 @@ std::future<HttpResponse> HttpTransport::post(const HttpRequest& request,
   curl_multi_wakeup(impl_->multi);
   return future;
 }
+
+TransportActivity transport_activity() { return {g_requests.load(), g_bytes.load()}; }
 
 }  // namespace kmcts::llm

@@ -46,4 +46,12 @@ class HttpTransport {
   std::unique_ptr<Impl> impl_;
 };
 
+/// What every transport of the process has in flight: requests, and the reply bytes they have
+/// brought so far (a streamed reply grows as it arrives). For progress display.
+struct TransportActivity {
+  int requests = 0;
+  int64_t bytes = 0;
+};
+TransportActivity transport_activity();
+
 }  // namespace kmcts::llm

@@ -25,18 +25,19 @@ using tcp = asio::ip::tcp;
 using nlohmann::json;
 
 double MockFaults::total() const {
-  return rate_429 + rate_429_bare + rate_500 + rate_529 + rate_slow + rate_slow_stream + rate_malformed + rate_truncated +
+  return rate_429 + rate_429_bare + rate_500 + rate_529 + rate_slow + rate_slow_stream + rate_cut_stream + rate_malformed + rate_truncated +
          rate_no_code;
 }
 
 namespace {
 
-enum class Fault { none, r429, r429_bare, r500, r529, slow, slow_stream, malformed, truncated, no_code };
+enum class Fault { none, r429, r429_bare, r500, r529, slow, slow_stream, cut_stream, malformed, truncated, no_code };
 
 Fault draw_fault(const MockFaults& f, double u) {
   const std::pair<double, Fault> table[] = {{f.rate_429, Fault::r429},           {f.rate_429_bare, Fault::r429_bare},
                                             {f.rate_500, Fault::r500},           {f.rate_529, Fault::r529},
                                             {f.rate_slow, Fault::slow},          {f.rate_slow_stream, Fault::slow_stream},
+                                            {f.rate_cut_stream, Fault::cut_stream},
                                             {f.rate_malformed, Fault::malformed}, {f.rate_truncated, Fault::truncated},
                                             {f.rate_no_code, Fault::no_code}};
   for (const auto& [rate, fault] : table) {
@@ -237,7 +238,8 @@ struct MockLlmServer::Impl {
     }
     const std::string text = answerer(provider, system, user);
     if (body.value("stream", false) && fault != Fault::truncated)
-      return stream(socket, request, reply_events(provider, text, model), fault == Fault::slow_stream ? faults.slow_s : 0.0);
+      return stream(socket, request, reply_events(provider, text, model), fault == Fault::slow_stream ? faults.slow_s : 0.0,
+                    fault == Fault::cut_stream);
     response.body() = reply_body(provider, text, model);
     if (fault == Fault::truncated) {
       // Headers promise the whole body; half of it arrives, then the connection closes.
@@ -254,9 +256,10 @@ struct MockLlmServer::Impl {
   }
 
   // An event stream, chunk by chunk; `spread_s` of silence spread between the events (a model
-  // that streams slowly: no gap as long as the whole).
+  // that streams slowly: no gap as long as the whole); `cut`: the connection closes after half
+  // the events, with no end of stream.
   bool stream(tcp::socket& socket, const http::request<http::string_body>& request, const std::vector<std::string>& events,
-              double spread_s) {
+              double spread_s, bool cut) {
     http::response<http::empty_body> head{http::status::ok, request.version()};
     head.set(http::field::content_type, "text/event-stream");
     head.keep_alive(request.keep_alive());
@@ -265,11 +268,15 @@ struct MockLlmServer::Impl {
     beast::error_code ec;
     http::write_header(socket, sr, ec);
     const auto gap = std::chrono::duration<double>(events.empty() ? 0.0 : spread_s / static_cast<double>(events.size()));
-    for (const std::string& e : events) {
+    const size_t sent = cut ? events.size() / 2 : events.size();
+    for (size_t i = 0; i < sent; ++i) {
+      // the gap in short sleeps, so that stopping the server does not wait for a slow stream
+      for (auto slept = std::chrono::duration<double>(0); slept < gap && !stopping.load(); slept += std::chrono::milliseconds(20))
+        std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(gap - slept, std::chrono::milliseconds(20)));
       if (ec || stopping.load()) return false;
-      if (spread_s > 0) std::this_thread::sleep_for(gap);
-      asio::write(socket, http::make_chunk(asio::buffer(e)), ec);
+      asio::write(socket, http::make_chunk(asio::buffer(events[i])), ec);
     }
+    if (cut) return false;  // the caller closes the connection
     if (!ec) asio::write(socket, http::make_chunk_last(), ec);
     return !ec;
   }

@@ -26,6 +26,8 @@ struct MockFaults {
   double rate_slow = 0;            // sleeps slow_s before answering
   double rate_slow_stream = 0;     // a streamed reply (the request asked "stream": true) whose events
                                    // take slow_s in all, spread between them (a model that thinks long)
+  double rate_cut_stream = 0;      // a streamed reply whose connection closes after half its events
+                                   // (no end of stream: a proxy or the provider dropped it)
   double rate_malformed = 0;       // 200 with a body that is not JSON
   double rate_truncated = 0;       // 200 whose body stops halfway (Content-Length larger)
   double rate_no_code = 0;         // 200 with a reply that has no code block

@@ -1,5 +1,6 @@
 #include "agents/llm/model_profile.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -17,6 +18,16 @@ namespace kmcts::llm {
 using nlohmann::json;
 
 std::filesystem::path default_profiles_file() { return data_dir("llm", KMCTS_LLM_DATA_DIR) / "model_profiles.json"; }
+
+std::string effort_list(const std::vector<std::string>& values) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += values.size() > 2 ? ", " : " ";
+    if (i > 0 && i + 1 == values.size()) out += "and ";
+    out += fmt::format("'{}'", values[i]);
+  }
+  return out;
+}
 
 bool is_price(const json& price, bool complete) {
   if (!price.is_object() || (complete && !(price.contains("prompt") && price.contains("completion")))) return false;
@@ -42,7 +53,14 @@ void ModelProfiles::add(const json& table, const std::string& origin) {
       p.top_p = e.value("top_p", p.top_p);
       p.sampling_exclusive = e.value("sampling_exclusive", p.sampling_exclusive);
       p.max_tokens_field = e.value("max_tokens_field", p.max_tokens_field);
-      p.reasoning_effort = e.value("reasoning_effort", p.reasoning_effort);
+      if (const json& effort = e.value("reasoning_effort", json(false)); effort.is_array()) {
+        p.reasoning_efforts = effort.get<std::vector<std::string>>();
+        p.reasoning_effort = true;
+        if (p.reasoning_efforts.empty()) throw InputError(where + ".reasoning_effort lists no value");
+      } else {
+        p.reasoning_effort = effort.get<bool>();
+        if (p.reasoning_effort) p.reasoning_efforts = {"low", "medium", "high"};
+      }
       p.thinking = e.value("thinking", p.thinking);
       p.prices = e.value("prices", json());
     } catch (const json::exception& bad) {
@@ -160,6 +178,14 @@ std::optional<std::pair<int, std::string>> provider_refusal(const ModelProfile& 
   if (!profile.reasoning_effort && body.contains("reasoning_effort"))
     return openai_error("Unrecognized request argument supplied: reasoning_effort", "reasoning_effort",
                         "unsupported_parameter");
+  if (body.contains("reasoning_effort")) {
+    const json& v = body["reasoning_effort"];
+    const auto& ok = profile.reasoning_efforts;
+    if (!v.is_string() || std::find(ok.begin(), ok.end(), v.get<std::string>()) == ok.end())
+      return openai_error(fmt::format("Invalid value: {}. Supported values are: {}.",
+                                      v.is_string() ? fmt::format("'{}'", v.get<std::string>()) : v.dump(), effort_list(ok)),
+                          "reasoning_effort", "invalid_value");
+  }
   return std::nullopt;
 }
 

@@ -25,6 +25,7 @@ struct ModelProfile {
   bool sampling_exclusive = false;   // temperature or top_p, never both (temperature goes)
   std::string max_tokens_field = "max_tokens";  // or max_completion_tokens
   bool reasoning_effort = false;     // takes reasoning_effort
+  std::vector<std::string> reasoning_efforts;  // the values it takes (JSON: true = low, medium, high; or a list)
   bool thinking = false;             // takes Anthropic's extended thinking (thinking.budget_tokens)
   nlohmann::json prices;             // {"prompt", "cached", "completion"} $/Mtok, or null (unknown)
   std::string origin;                // the file it came from
@@ -48,6 +49,9 @@ class ModelProfiles {
 /// A price as a profile or agents.llm.prices gives it: {"prompt", "cached", "completion"} in
 /// $ per million tokens, each a number >= 0; `complete`: prompt and completion both there.
 bool is_price(const nlohmann::json& price, bool complete);
+
+/// Values as OpenAI's errors list them: 'low', 'medium', and 'high'.
+std::string effort_list(const std::vector<std::string>& values);
 
 /// The shipped table's path (share/kmcts/llm in a bundle, configs/llm in a build tree).
 std::filesystem::path default_profiles_file();

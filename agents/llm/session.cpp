@@ -1,5 +1,6 @@
 #include "agents/llm/session.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -30,7 +31,7 @@ KMCTS_OPTION("agents.llm.top_p", Double, 1.0, 0.0, 1.0,
              "Nucleus sampling top_p of every call, sent where the model's profile takes it (explicitly to "
              "OpenAI-compatible servers, whose defaults differ; never beside temperature to Claude 4.x)")
 KMCTS_OPTION("agents.llm.planner.reasoning_effort", String, "", std::nullopt, std::nullopt,
-             "Planner reasoning_effort (low, medium, high) for models whose profile takes it (OpenAI's reasoning "
+             "Planner reasoning_effort (low, medium, high; minimal too for gpt-5) for models whose profile takes it (OpenAI's reasoning "
              "models); empty = not sent")
 KMCTS_OPTION("agents.llm.coder.reasoning_effort", String, "", std::nullopt, std::nullopt,
              "Coder reasoning_effort, as agents.llm.planner.reasoning_effort")
@@ -154,14 +155,19 @@ std::shared_ptr<Session> Session::for_config(const Config& c, const std::string&
     }
 
   // One session per endpoint and cassette: the roles share limits, connections and the file.
+  // The key holds every setting the session is built from, so two configs in one process
+  // (an ablation's cells, tests) share a session only where it would be the same.
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<Session>> sessions;
   const std::string provider = role_endpoint(role, "provider", c), base_url = role_endpoint(role, "base_url", c),
                     key_env = role_endpoint(role, "api_key_env", c);
-  const std::string key = nlohmann::json{provider, base_url, key_env, cassette_path, static_cast<int>(mode),
-                                         c.get_double("agents.llm.requests_per_minute"),
-                                         c.get_double("agents.llm.tokens_per_minute"), prices}
-                              .dump();
+  const std::string key =
+      nlohmann::json{provider, base_url, key_env, cassette_path, static_cast<int>(mode),
+                     c.get_double("agents.llm.requests_per_minute"), c.get_double("agents.llm.tokens_per_minute"), prices,
+                     c.get_string("agents.llm.profiles"), c.get_bool("agents.llm.stream"),
+                     c.get_double("agents.llm.connect_timeout_s"), c.get_double("agents.llm.stall_timeout_s"),
+                     c.get_double("agents.llm.timeout_s"), c.get_int("agents.llm.max_retries")}
+          .dump();
   std::lock_guard lock(mutex);
   if (auto existing = sessions[key].lock()) return existing;
 
@@ -219,6 +225,10 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
       throw InputError(fmt::format("agents.llm.{}.reasoning_effort: model '{}' takes none (its profile: {}, match "
                                    "'{}'); add a profile with agents.llm.profiles if it does",
                                    name, r.model, profile.origin.empty() ? "the default" : profile.origin, profile.match));
+  const auto& efforts = profile.reasoning_efforts;
+  if (!r.reasoning_effort.empty() && std::find(efforts.begin(), efforts.end(), r.reasoning_effort) == efforts.end())
+    throw InputError(fmt::format("agents.llm.{}.reasoning_effort is '{}': model '{}' takes {} (its profile: match '{}')",
+                                 name, r.reasoning_effort, r.model, effort_list(efforts), profile.match));
   return r;
 }
 

@@ -395,4 +395,11 @@ TEST_CASE("llm session: each role has its own model, temperature and token budge
   CHECK(session->role("debugger", c).max_tokens == 123);
   // One session per endpoint: the three roles share its limits and cassette.
   CHECK(Session::for_config(c) == session);
+  // Another config in the same process whose transport differs gets its own session.
+  for (const char* changed : {"agents.llm.stream=false", "agents.llm.stall_timeout_s=7", "agents.llm.max_retries=1",
+                              "agents.llm.timeout_s=99"}) {
+    Config other = c;
+    other.set(changed);
+    CHECK_MESSAGE(Session::for_config(other) != session, changed);
+  }
 }

@@ -8,8 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "agents/llm/mock_server.hpp"
 #include "agents/llm/reply_parser.hpp"
+#include "agents/roles.hpp"
 #include "core/files.hpp"
+#include "core/options.hpp"
+#include "core/problem.hpp"
+#include "scratch.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
 
 using namespace kmcts;
 using namespace kmcts::llm;
@@ -45,4 +54,72 @@ TEST_CASE("llm corpus: every reply of the corpus parses as its expectations say"
     ++checked;
   }
   CHECK(checked >= 7);
+}
+
+namespace {
+
+// nvcc where this machine has one (as the cuda evaluator finds it), or "".
+std::string find_nvcc() {
+  for (const char* candidate : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
+    if (std::filesystem::exists(candidate)) return candidate;
+  return "";
+}
+
+// Builds `source` as the cuda evaluator does (its flags, sm_90); returns nvcc's exit code and log.
+std::pair<int, std::string> nvcc_build(const std::string& nvcc, const std::string& source, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "kernel.cu") << source; }
+  const std::filesystem::path root(KMCTS_SOURCE_DIR);
+  const std::string command = nvcc + " -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -cudart shared -lineinfo -I" +
+                              (root / "hardware/cuda/abi").string() + " -I" + (root / "hardware/cpu/abi").string() + " " +
+                              (dir / "kernel.cu").string() + " -o " + (dir / "kernel.so").string() + " > " +
+                              (dir / "log").string() + " 2>&1";
+  const int rc = std::system(command.c_str());
+  return {rc, read_file(dir / "log")};
+}
+
+}  // namespace
+
+TEST_CASE("llm corpus: a kernel nvcc refused reaches the Debugger with nvcc's own error, and its repair builds") {
+  const std::filesystem::path dir = std::filesystem::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "llm_replies";
+  const std::string broken = *extract_code(read_file(dir / "cuda_coder_broken.md"));
+  const std::string nvcc_log = read_file(dir / "cuda_nvcc_error.log");
+  const std::string fix_reply = read_file(dir / "cuda_debugger_fix.md");
+  std::mutex mutex;
+  std::string prompt;
+  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
+    std::lock_guard lock(mutex);
+    prompt = user;
+    return fix_reply;
+  });
+  Config c;
+  c.set_value("agents.llm.base_url", server.base_url(), "test");
+  c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
+  const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems" / "cuda" / "silu_mul");
+  DebugContext d;
+  d.problem = &problem;
+  d.parent.source_text = std::make_shared<const std::string>("// the seed");
+  d.failed.source_text = std::make_shared<const std::string>(broken);
+  EvalResult failed;
+  failed.verdict = Verdict::compile_error;
+  failed.message = "nvcc failed (exit 2)";
+  failed.log = nvcc_log;
+  d.failed.result = std::make_shared<const EvalResult>(failed);
+  const CodeResult fixed = DebuggerRegistry::instance().create("debugger", "llm", c)->repair(d);
+  REQUIRE_MESSAGE(fixed.ok, fixed.error);
+  {
+    std::lock_guard lock(mutex);
+    CHECK(prompt.find("kernel.cu(10): error: no operator \"-\" matches these operands") != std::string::npos);
+    CHECK(prompt.find("y[i] = a / (1.0f + __expf(-a)) * b;") != std::string::npos);  // the failed source
+  }
+  CHECK(fixed.source.find("make_float4") != std::string::npos);
+  // Where nvcc is (not in CI), the real thing: the broken kernel fails as recorded, the repair builds.
+  const std::string nvcc = find_nvcc();
+  if (nvcc.empty()) return;
+  const auto scratch = kmcts::test::fresh_dir("llm-corpus-nvcc");
+  const auto [broken_rc, broken_log] = nvcc_build(nvcc, broken, scratch / "broken");
+  CHECK(broken_rc != 0);
+  CHECK(broken_log.find("error: no operator \"-\" matches these operands") != std::string::npos);
+  const auto [fixed_rc, fixed_log] = nvcc_build(nvcc, fixed.source, scratch / "fixed");
+  CHECK_MESSAGE(fixed_rc == 0, fixed_log);
 }

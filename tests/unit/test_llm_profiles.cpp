@@ -153,6 +153,27 @@ TEST_CASE("llm profiles: a user's file wins, a malformed one names itself, reaso
   CHECK_THROWS_WITH_AS(Session::for_config(c)->role("coder", c), doctest::Contains("takes none"), InputError);
   c.set_value("agents.llm.model", std::string("o4-mini"), "test");
   CHECK(Session::for_config(c)->role("coder", c).reasoning_effort == "high");
+  // A value the model does not take is refused before any call, naming those it takes.
+  c.set_value("agents.llm.coder.reasoning_effort", std::string("minimal"), "test");
+  CHECK_THROWS_WITH_AS(Session::for_config(c)->role("coder", c),
+                       doctest::Contains("is 'minimal': model 'o4-mini' takes 'low', 'medium', and 'high'"), InputError);
+  c.set_value("agents.llm.model", std::string("gpt-5-mini"), "test");
+  CHECK(Session::for_config(c)->role("coder", c).reasoning_effort == "minimal");  // gpt-5 takes it
+  // A profile may list its values; an empty list is a mistake in the file.
+  std::ofstream(dir / "efforts.json") << R"({"profiles": [{"provider": "openai", "match": "my-reasoner",
+      "max_tokens_field": "max_completion_tokens", "reasoning_effort": ["none", "high"]}]})";
+  const ModelProfile listed = ModelProfiles::load({dir / "efforts.json"}).find(Provider::openai, "my-reasoner");
+  CHECK(listed.reasoning_efforts == std::vector<std::string>{"none", "high"});
+  std::ofstream(dir / "empty.json") << R"({"profiles": [{"provider": "openai", "match": "x", "reasoning_effort": []}]})";
+  CHECK_THROWS_WITH_AS(ModelProfiles::load({dir / "empty.json"}), doctest::Contains("empty.json: profiles[0].reasoning_effort lists no value"),
+                       InputError);
+  // The mock refuses a value as OpenAI does.
+  const auto refused = provider_refusal(listed, json{{"model", "my-reasoner"}, {"reasoning_effort", "low"}});
+  REQUIRE(refused.has_value());
+  CHECK(refused->first == 400);
+  CHECK(refused->second.find("Invalid value: 'low'. Supported values are: 'none' and 'high'.") != std::string::npos);
+  CHECK(refused->second.find("invalid_value") != std::string::npos);
+  CHECK_FALSE(provider_refusal(listed, json{{"model", "my-reasoner"}, {"reasoning_effort", "high"}}).has_value());
 }
 
 TEST_CASE("llm profiles: prices known out of the box, the user's table first, and a dollar budget without one") {

@@ -8,6 +8,11 @@
 #include "agents/llm/mock_server.hpp"
 #include "agents/llm/retry.hpp"
 #include "agents/llm/wire.hpp"
+#include "agents/roles.hpp"
+#include "search/progress.hpp"
+
+#include <future>
+#include <thread>
 
 using namespace kmcts::llm;
 using nlohmann::json;
@@ -37,6 +42,24 @@ const char* kAnthropic =
     "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":"
     "{\"output_tokens\":640}}\n\n"
     "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+
+// A streaming endpoint on `server` with this stall timer and retry count.
+EndpointSettings streaming(const MockLlmServer& server, double stall_s, int retries) {
+  EndpointSettings e;
+  e.base_url = server.base_url();
+  e.timeouts.stall_s = stall_s;
+  e.retry.max_retries = retries;
+  e.retry.base_s = 0.01;
+  e.stream = true;
+  return e;
+}
+
+ChatRequest ask(const std::string& text) {
+  ChatRequest r;
+  r.model = "gpt-4o-mini";
+  r.messages = {{"user", text}};
+  return r;
+}
 
 }  // namespace
 
@@ -91,17 +114,9 @@ TEST_CASE("llm stream: a reply slower in all than the stall timer arrives when s
   faults.slow_s = 1.2;
   MockLlmServer server(0, [](const std::string&, const std::string&, const std::string& user) { return "```\n" + user + "\n```"; },
                        faults);
-  HttpTimeouts timeouts;
-  timeouts.stall_s = 0.5;
-  EndpointSettings e;
-  e.base_url = server.base_url();
-  e.timeouts = timeouts;
-  e.retry.max_retries = 0;
-  e.stream = true;
-  ChatRequest r;
-  r.model = "gpt-4o-mini";
-  r.messages = {{"user", "think for a long time"}};
-  HttpLlmClient streamed(e, std::make_shared<HttpTransport>(timeouts));
+  EndpointSettings e = streaming(server, 0.5, 0);
+  const ChatRequest r = ask("think for a long time");
+  HttpLlmClient streamed(e, std::make_shared<HttpTransport>(e.timeouts));
   CallRecord record;
   CHECK(streamed.chat(r, record).text == "```\nthink for a long time\n```");
   CHECK(record.attempts == 1);
@@ -114,7 +129,7 @@ TEST_CASE("llm stream: a reply slower in all than the stall timer arrives when s
   MockLlmServer quiet(0, [](const std::string&, const std::string&, const std::string&) { return "```\nx\n```"; }, silent);
   e.base_url = quiet.base_url();
   e.stream = false;
-  HttpLlmClient whole(e, std::make_shared<HttpTransport>(timeouts));
+  HttpLlmClient whole(e, std::make_shared<HttpTransport>(e.timeouts));
   CallRecord stalled;
   try {
     whole.chat(r, stalled);
@@ -122,4 +137,57 @@ TEST_CASE("llm stream: a reply slower in all than the stall timer arrives when s
   } catch (const LlmFailure& f) {
     CHECK(std::string(f.what()).find("stalled") != std::string::npos);
   }
+}
+
+TEST_CASE("llm stream: a stream cut mid-way is a retried failure, never a half reply") {
+  MockFaults faults;
+  faults.rate_cut_stream = 1.0;
+  MockLlmServer server(0, [](const std::string&, const std::string&, const std::string&) {
+    return std::string("```python\nclass ModelNew:\n    pass\n```\nA long explanation of the kernel follows here.");
+  }, faults);
+  const EndpointSettings e = streaming(server, 5, 2);
+  HttpLlmClient client(e, std::make_shared<HttpTransport>(e.timeouts));
+  CallRecord record;
+  try {
+    client.chat(ask("write it"), record);
+    FAIL("a cut stream was taken as a reply");
+  } catch (const LlmFailure& f) {
+    CHECK(RetryPolicy::retryable(f.error));
+    CHECK(record.attempts == 3);  // every attempt was cut, and each was retried
+  }
+  CHECK(server.stats().requests == 3);
+}
+
+TEST_CASE("llm stream: a reply arriving shows on the progress line as it grows") {
+  MockFaults faults;
+  faults.rate_slow_stream = 1.0;
+  faults.slow_s = 1.0;
+  MockLlmServer server(0, [](const std::string&, const std::string&, const std::string&) {
+    return "```python\n" + std::string(4000, '#') + "\n```";
+  }, faults);
+  const EndpointSettings e = streaming(server, 60, 0);
+  const ChatRequest r = ask("write it");
+  HttpLlmClient client(e, std::make_shared<HttpTransport>(e.timeouts));
+  CHECK(kmcts::agent_activity().llm_requests == 0);
+  auto reply = std::async(std::launch::async, [&] {
+    CallRecord record;
+    return client.chat(r, record).text;
+  });
+  kmcts::AgentActivity seen;
+  while (reply.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
+    const auto now = kmcts::agent_activity();
+    if (now.llm_requests == 1 && now.llm_reply_bytes > seen.llm_reply_bytes) seen = now;
+  }
+  CHECK(reply.get().size() > 4000);
+  CHECK(seen.llm_requests == 1);
+  CHECK(seen.llm_reply_bytes > 0);  // seen part-way, before the reply was whole
+  CHECK(kmcts::agent_activity().llm_requests == 0);
+  CHECK(kmcts::agent_activity().llm_reply_bytes == 0);
+  kmcts::ProgressState p;
+  p.budget = 10;
+  p.llm_requests = seen.llm_requests;
+  p.llm_reply_bytes = 2500;
+  CHECK(kmcts::format_progress(p).find("llm 1 replying 2.5 kB") != std::string::npos);
+  p.llm_requests = 0;
+  CHECK(kmcts::format_progress(p).find("llm") == std::string::npos);
 }
