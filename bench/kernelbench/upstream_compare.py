@@ -44,7 +44,7 @@ STANDINS = {
 }
 
 UPSTREAM = r'''
-import json, sys, tempfile
+import json, sys
 sys.path.insert(0, sys.argv[1])
 from kernelbench.eval import eval_kernel_against_ref
 ref, cand, backend, trials = open(sys.argv[2]).read(), open(sys.argv[3]).read(), sys.argv[4], int(sys.argv[5])

@@ -14,6 +14,8 @@
 #include "core/files.hpp"
 #include "core/options.hpp"
 #include "core/problem.hpp"
+#include "hardware/cuda/cuda_evaluator.hpp"
+#include "hardware/cuda/devices.hpp"
 #include "scratch.hpp"
 
 #include <cstdlib>
@@ -58,22 +60,19 @@ TEST_CASE("llm corpus: every reply of the corpus parses as its expectations say"
 
 namespace {
 
-// nvcc where this machine has one (as the cuda evaluator finds it), or "".
+// nvcc as the cuda evaluator finds it, or "" where it cannot run (CI).
 std::string find_nvcc() {
-  for (const char* candidate : {"/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
-    if (std::filesystem::exists(candidate)) return candidate;
-  return "";
+  const std::string nvcc = cuda::find_cuda_tool("", "nvcc");
+  return std::system((nvcc + " --version > /dev/null 2>&1").c_str()) == 0 ? nvcc : "";
 }
 
-// Builds `source` as the cuda evaluator does (its flags, sm_90); returns nvcc's exit code and log.
+// Builds `source` with the cuda evaluator's own flags (for sm_90); returns nvcc's exit code and log.
 std::pair<int, std::string> nvcc_build(const std::string& nvcc, const std::string& source, const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir);
   { std::ofstream(dir / "kernel.cu") << source; }
-  const std::filesystem::path root(KMCTS_SOURCE_DIR);
-  const std::string command = nvcc + " -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -cudart shared -lineinfo -I" +
-                              (root / "hardware/cuda/abi").string() + " -I" + (root / "hardware/cpu/abi").string() + " " +
-                              (dir / "kernel.cu").string() + " -o " + (dir / "kernel.so").string() + " > " +
-                              (dir / "log").string() + " 2>&1";
+  std::string command = nvcc;
+  for (const std::string& flag : cuda_compiler_flavor("sm_90").base_flags) command += " '" + flag + "'";
+  command += " " + (dir / "kernel.cu").string() + " -o " + (dir / "kernel.so").string() + " > " + (dir / "log").string() + " 2>&1";
   const int rc = std::system(command.c_str());
   return {rc, read_file(dir / "log")};
 }
