@@ -1,5 +1,6 @@
 #include "campaigns/kb_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -154,6 +155,33 @@ void run_problem_on(const KbLeaderboardRequest& r, const KbProblemFile& f, const
                seconds);
 }
 
+// The hygiene check of every problem still to run, before the searches: one process per
+// device over its share of the problems (torch's start once, not per problem), so each
+// problem's run then finds its findings in the cache.
+void check_hygiene_first(const KbLeaderboardRequest& r, const std::vector<KbProblemFile>& todo) {
+  const std::vector<std::string> devices = r.hygiene_device.empty() ? r.gpus : std::vector<std::string>{r.hygiene_device};
+  std::vector<std::vector<fs::path>> shares(devices.size());
+  for (size_t i = 0; i < todo.size(); ++i) shares[i % devices.size()].push_back(todo[i].path);
+  std::mutex mutex;
+  HygieneBatch total;
+  double longest = 0;
+  run_pool(devices.size(), devices.size(), [&](size_t index, size_t) {
+    Config where = problem_config(r, devices[index]);
+    where.set_value("evaluator.kernelbench.device", devices[index], "kmcts kernelbench");
+    const HygieneBatch b = prefill_hygiene(shares[index], KernelBenchSettings::from_config(where));
+    std::lock_guard<std::mutex> lock(mutex);
+    total.checked += b.checked, total.cached_before += b.cached_before, total.failed += b.failed;
+    total.seconds += b.seconds;
+    longest = std::max(longest, b.seconds);
+  });
+  if (r.progress)
+    fmt::print(stderr,
+               "kmcts kernelbench: hygiene of {} problems: {} checked in {:.0f} s ({:.1f} s per problem, {} "
+               "process(es)), {} cached before, {} left to check alone\n",
+               todo.size(), total.checked, longest, total.checked ? total.seconds / total.checked : 0.0,
+               devices.size(), total.cached_before, total.failed);
+}
+
 }  // namespace
 
 void request_leaderboard_stop() { request_pool_stop(); }
@@ -184,6 +212,7 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
                r.level, files.size(), files.size() - todo.size() - not_problems.size(), not_problems.size(), r.mode,
                r.mpi ? fmt::format("{} searches at once on the MPI workers", r.gpus.size())
                      : fmt::format("GPUs {}", fmt::join(r.gpus, ",")));
+  if (r.hygiene && !todo.empty()) check_hygiene_first(r, todo);
   std::mutex print_mutex;
   size_t done = 0;
   run_pool(todo.size(), r.gpus.size(), [&](size_t index, size_t worker) {

@@ -73,6 +73,33 @@ std::vector<std::pair<std::string, std::optional<double>>> json_plans(const std:
   return out;
 }
 
+// "**Title**: text" and "__Two words__ - text" read as one sentence without the bold markup.
+// Code stays as written: nothing inside `backticks` is touched, a lone '*' stays ("2.0f * x[i]"),
+// and so do identifiers such as __expf and __restrict__ (only an underscore pair around words
+// with a space between them is markup).
+std::string without_bold(const std::string& text) {
+  std::string out;
+  bool in_code = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '`') in_code = !in_code;
+    if (!in_code && text.compare(i, 2, "**") == 0) {
+      ++i;
+      continue;
+    }
+    if (!in_code && text.compare(i, 2, "__") == 0 && (i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])))) {
+      const size_t close = text.find("__", i + 2);
+      const std::string inside = close == std::string::npos ? "" : text.substr(i + 2, close - i - 2);
+      if (inside.find(' ') != std::string::npos && inside.find('`') == std::string::npos) {
+        out += inside;
+        i = close + 1;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<CodeBlock> code_blocks(const std::string& text) {
@@ -184,11 +211,7 @@ std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans)
       for (const char* gap : {" :", " .", " ,", " ;"})
         for (size_t at = text.find(gap); at != std::string::npos; at = text.find(gap)) text.erase(at, 1);
     }
-    // "**Title**: text" and "__Title__ - text" read as one sentence without the bold markup
-    // (a lone '*' stays: "2.0f * x[i]" is code, not markup).
-    for (const char* bold : {"**", "__"})
-      for (size_t at = text.find(bold); at != std::string::npos; at = text.find(bold, at)) text.erase(at, 2);
-    text = trim(text);
+    text = trim(without_bold(text));
     std::string key;
     for (char c : lower(text))
       if (!std::isspace(static_cast<unsigned char>(c))) key += c;

@@ -18,7 +18,10 @@ mkdir -p "$OUT/ext"
 # problem | candidate | expectation override ("" = the file's expect-gpu) | harness options
 cases=(
   "$KB/level1/19_ReLU.py|$A/19_ReLU/own_cuda.py||"
+  "$KB/level1/19_ReLU.py|$A/19_ReLU/own_cuda_split.py||"
   "$KB/level1/19_ReLU.py|$A/19_ReLU/cpp_calls_torch.py||"
+  "$KB/level2/9_Matmul_Subtract_Multiply_ReLU.py|$A/9_Matmul_Subtract_Multiply_ReLU/cuda_epilogue_split.py||"
+  "$KB/level2/9_Matmul_Subtract_Multiply_ReLU.py|$A/9_Matmul_Subtract_Multiply_ReLU/cuda_epilogue_split.py|rejected above the limit|--library-policy limit --max-library-share 0.5"
   "$KB/level1/40_LayerNorm.py|$A/40_LayerNorm/triton_holder.py||"
   "$P/level1/4_scale_bias.py|$A/4_scale_bias/triton_own.py||"
   "$P/level1/4_scale_bias.py|$A/4_scale_bias/triton_partial.py||"

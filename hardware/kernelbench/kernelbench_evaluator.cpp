@@ -1,5 +1,7 @@
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -44,6 +46,12 @@ KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::n
 KMCTS_OPTION("evaluator.kernelbench.prebuild", Bool, true, std::nullopt, std::nullopt,
              "Build a candidate's extensions (load_inline) on the CPU pool with no GPU visible, cached by content, "
              "before its evaluation holds the GPU")
+KMCTS_OPTION("evaluator.kernelbench.fast_build", Bool, true, std::nullopt, std::nullopt,
+             "Faster load_inline builds: C++ sources that open with #include <torch/extension.h> (every binding) "
+             "compiled with a precompiled torch/extension.h, made once per compiler, flags and torch install under "
+             "the cache (harness/kb_cxx.py as CXX; the real one is $CXX, else c++), and CUDA sources that name "
+             "nothing of torch compiled without the torch/types.h load_inline puts before them (harness/kb_nvcc.py "
+             "as PYTORCH_NVCC; a copy that does not build falls back to the source as written)")
 KMCTS_OPTION("evaluator.kernelbench.cuda_arch", String, "", std::nullopt, std::nullopt,
              "TORCH_CUDA_ARCH_LIST for prebuilds, e.g. 9.0; empty = the evaluation GPU's (kmcts-cuda-probe)")
 KMCTS_OPTION("evaluator.kernelbench.warm", Bool, true, std::nullopt, std::nullopt,
@@ -74,6 +82,7 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
   s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
+  s.fast_build = c.get_bool("evaluator.kernelbench.fast_build");
   s.warm = c.get_bool("evaluator.kernelbench.warm");
   s.time_compile = c.get_bool("evaluator.kernelbench.time_compile") || s.baseline == "compile";
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
@@ -186,6 +195,10 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   const double cand_ns = by_median ? r.candidate.median_ns : r.candidate.mean_ns;
   r.message = fmt::format("ok (KernelBench {}): speedup {:.3f}x vs {} by {}s ({} {:.4g} ms, candidate {:.4g} ms)", mode,
                           r.speedup, baseline, by_median ? "median" : "mean", baseline, ref_ns * 1e-6, cand_ns * 1e-6);
+  if (line.value("excessive_speedup", false)) {
+    r.details["excessive_speedup"] = true;
+    r.message += "; over 10x vs eager, which KernelBench flags as a possible reward hack";
+  }
   return r;
 }
 
@@ -246,10 +259,10 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   limits.timeout_s = settings_.timeout_s;
   limits.max_output_bytes = 4u << 20;
   const fs::path script = harness_.parent_path() / "prebuild.py";
-  const SandboxResult run = run_sandboxed(
-      {"env", "CUDA_VISIBLE_DEVICES=", "TORCH_EXTENSIONS_DIR=" + built.parent_path().string(),
-       "TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch, settings_.python, script.string(), file.string()},
-      limits, harness_.parent_path());
+  std::vector<std::string> argv = {"env", "CUDA_VISIBLE_DEVICES="};
+  for (const auto& [name, value] : build_env(b.source_hash)) argv.push_back(name + "=" + value);
+  argv.insert(argv.end(), {settings_.python, script.string(), file.string()});
+  const SandboxResult run = run_sandboxed(argv, limits, harness_.parent_path());
   b.seconds = run.wall_seconds;
   json answer;
   try {
@@ -289,13 +302,24 @@ std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResu
   return args;
 }
 
-std::map<std::string, std::string> KernelBenchEvaluator::candidate_env(const BuildResult& build) const {
+std::map<std::string, std::string> KernelBenchEvaluator::build_env(const std::string& source_hash) const {
   // The candidate's extensions live (and were prebuilt) under its own folder, built for the
-  // same architectures: other flags would make torch's ninja build them again.
+  // same architectures and by the same compiler command: any difference would make torch's
+  // ninja build them again at the evaluation, holding the GPU.
   // Triton's cache too: its launchers (and so the candidate's Triton kernels) are then its own.
-  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(build.source_hash).string()},
-                                            {"TRITON_CACHE_DIR", (extensions_dir(build.source_hash) / "triton").string()}};
+  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(source_hash).string()},
+                                            {"TRITON_CACHE_DIR", (extensions_dir(source_hash) / "triton").string()}};
   if (!settings_.cuda_arch.empty()) env["TORCH_CUDA_ARCH_LIST"] = settings_.cuda_arch;
+  if (settings_.fast_build) {  // the wrappers run what the user had set, or torch's defaults
+    const char* cxx = std::getenv("CXX");
+    const char* nvcc = std::getenv("PYTORCH_NVCC");
+    const fs::path folder = fs::absolute(harness_.parent_path());  // ninja runs them from the build folder
+    env["CXX"] = (folder / "kb_cxx.py").string();
+    env["KMCTS_REAL_CXX"] = cxx && *cxx ? cxx : "c++";
+    env["KMCTS_PCH_DIR"] = (candidates_ / "pch").string();
+    env["PYTORCH_NVCC"] = (folder / "kb_nvcc.py").string();
+    if (nvcc && *nvcc) env["KMCTS_REAL_NVCC"] = nvcc;
+  }
   return env;
 }
 
@@ -328,7 +352,7 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
   if (settings_.warm) return measure_warm(build);
   std::vector<std::string> argv = {"env"};
-  for (const auto& [name, value] : candidate_env(build)) argv.push_back(name + "=" + value);
+  for (const auto& [name, value] : build_env(build.source_hash)) argv.push_back(name + "=" + value);
   argv.insert(argv.end(), {settings_.python, harness_.string()});
   for (auto& a : harness_arguments(build)) argv.push_back(std::move(a));
   SandboxLimits limits;
@@ -341,7 +365,7 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
 }
 
 EvalResult KernelBenchEvaluator::measure_warm(const BuildResult& build) {
-  const json request = {{"argv", harness_arguments(build)}, {"env", candidate_env(build)}};
+  const json request = {{"argv", harness_arguments(build)}, {"env", build_env(build.source_hash)}};
   WarmHarness::Outcome outcome = warm_->request(request, settings_.timeout_s);
   if (!outcome.start_error.empty())
     return failed_result(Verdict::infra_error, "cannot run the KernelBench harness: " + outcome.start_error);
@@ -369,7 +393,8 @@ json KernelBenchEvaluator::describe() const {
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
           {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s},
-          {"device", settings_.device},   {"prebuild", settings_.prebuild}, {"cuda_arch", settings_.cuda_arch}};
+          {"device", settings_.device},   {"prebuild", settings_.prebuild}, {"cuda_arch", settings_.cuda_arch},
+          {"fast_build", settings_.fast_build}};
 }
 
 }  // namespace kmcts

@@ -35,6 +35,7 @@ struct KernelBenchSettings {
   bool time_compile = false;       // time torch.compile of the reference too
   bool prebuild = true;            // build extensions on the CPU pool before the GPU evaluation
   std::string cuda_arch;           // TORCH_CUDA_ARCH_LIST of prebuilds; "" = probed
+  bool fast_build = true;          // harness/kb_cxx.py and kb_nvcc.py as the extension builds' compilers
   std::string device = "0";        // GPU index, or "cpu" (protocol tests only)
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
@@ -76,7 +77,8 @@ class KernelBenchEvaluator : public Evaluator {
   };
   std::filesystem::path extensions_dir(const std::string& source_hash) const;
   std::vector<std::string> harness_arguments(const BuildResult& build) const;
-  std::map<std::string, std::string> candidate_env(const BuildResult& build) const;
+  /// What a build of the candidate's extensions sees, in the prebuild and at the evaluation alike.
+  std::map<std::string, std::string> build_env(const std::string& source_hash) const;
   EvalResult result_of(const HarnessOutcome& run) const;
   EvalResult measure_warm(const BuildResult& build);
 };

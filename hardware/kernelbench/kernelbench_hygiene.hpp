@@ -1,7 +1,8 @@
 #pragma once
-// Problem hygiene of one KernelBench-format problem (kernelbench/harness/hygiene.py, run under
-// the harness's interpreter and device): whether its correctness check is vacuous.
+// Problem hygiene of KernelBench-format problems (kernelbench/harness/hygiene.py, run under
+// the harness's interpreter and device): whether their correctness check is vacuous.
 #include <filesystem>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -17,5 +18,15 @@ nlohmann::json kernelbench_hygiene(const std::filesystem::path& problem_file, co
 
 /// The check itself, uncached.
 nlohmann::json run_hygiene(const std::filesystem::path& problem_file, const KernelBenchSettings& settings);
+
+/// Checks every problem whose findings are not cached yet in one hygiene.py process, so that
+/// Python's and torch's start (seconds) is paid once, not per problem, and caches what it finds;
+/// kernelbench_hygiene() then answers from the cache. A problem the batch could not check (an
+/// error, the process dying or timing out part-way) stays uncached and is checked alone later.
+struct HygieneBatch {
+  size_t checked = 0, cached_before = 0, failed = 0;
+  double seconds = 0;  // the batch process's wall time, its start included
+};
+HygieneBatch prefill_hygiene(const std::vector<std::filesystem::path>& problem_files, const KernelBenchSettings& settings);
 
 }  // namespace kmcts

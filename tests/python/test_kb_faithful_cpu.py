@@ -38,6 +38,7 @@ class FaithfulOnCpu(unittest.TestCase):
         self.assertEqual(r["tolerance"]["atol"], 1e-4)
         self.assertEqual(len(r["runtime_ms"]["candidate"]["times_ms"]), 3)
         self.assertIn("eager", r["speedup"])
+        self.assertEqual(r["excessive_speedup"], r["speedup"]["eager"] > 10)  # upstream's flag, its threshold
         self.assertNotIn("compile", r["runtime_ms"])
 
     def test_trial_seeds_are_the_official_ones(self):

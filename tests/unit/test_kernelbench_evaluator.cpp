@@ -43,6 +43,21 @@ KernelBenchEvaluator fake_evaluator(double timeout_s = 30, bool warm = true) {
   return KernelBenchEvaluator(load_problem(kProblems / "level1" / "1_relu.py"), KernelBenchSettings::from_config(config));
 }
 
+// The hygiene check run by the stand-in interpreter, on the CPU, its cache under `dir`.
+KernelBenchSettings fake_hygiene_settings(const fs::path& dir) {
+  Config config;
+  config.set_value("evaluator.kernelbench.python",
+                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
+  config.set_value("evaluator.cache_dir", (dir / "cache").string(), "test");
+  config.set_value("evaluator.kernelbench.device", std::string("cpu"), "test");
+  return KernelBenchSettings::from_config(config);
+}
+
+// How often the stand-in checked this problem (it appends a line to PROBLEM.runs each time).
+size_t hygiene_runs(const fs::path& problem) {
+  return fs::exists(problem.string() + ".runs") ? read_file(problem.string() + ".runs").size() / 4 : 0;
+}
+
 }  // namespace
 
 TEST_CASE("kernelbench problems: a .py file is a problem whose seed is the file with ModelNew a subclass of Model") {
@@ -196,27 +211,62 @@ TEST_CASE("kernelbench evaluator: prebuilds on the CPU pool, cached by content; 
 TEST_CASE("kernelbench hygiene: findings are cached by the problem file's content, errors are not") {
   const fs::path dir = kmcts::test::fresh_dir("kb-hygiene");
   fs::create_directories(dir);
-  Config config;
-  config.set_value("evaluator.kernelbench.python",
-                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
-  config.set_value("evaluator.cache_dir", (dir / "cache").string(), "test");
-  config.set_value("evaluator.kernelbench.device", std::string("cpu"), "test");
-  const KernelBenchSettings settings = KernelBenchSettings::from_config(config);
+  const KernelBenchSettings settings = fake_hygiene_settings(dir);
   const fs::path problem = dir / "p.py";
   std::ofstream(problem) << "# a problem\n";
-  auto runs = [&](const fs::path& p) { return fs::exists(p.string() + ".runs") ? read_file(p.string() + ".runs").size() / 4 : 0; };
   const json first = kernelbench_hygiene(problem, settings);
   CHECK_FALSE(first.contains("cached"));
   const json again = kernelbench_hygiene(problem, settings);
   CHECK(again.value("cached", false));
   CHECK(again["findings"] == first["findings"]);
-  CHECK(runs(problem) == 1);  // the rerun paid nothing
+  CHECK(hygiene_runs(problem) == 1);  // the rerun paid nothing
   std::ofstream(problem, std::ios::app) << "# edited\n";  // another file: checked again
   CHECK_FALSE(kernelbench_hygiene(problem, settings).contains("cached"));
-  CHECK(runs(problem) == 2);
+  CHECK(hygiene_runs(problem) == 2);
   const fs::path broken = dir / "broken.py";
   std::ofstream(broken) << "# hygiene-error\n";
   CHECK(kernelbench_hygiene(broken, settings).contains("error"));
   CHECK(kernelbench_hygiene(broken, settings).contains("error"));
-  CHECK(runs(broken) == 2);  // an error may not happen again: not cached
+  CHECK(hygiene_runs(broken) == 2);  // an error may not happen again: not cached
+}
+
+TEST_CASE("kernelbench hygiene: a campaign's problems are checked in one process, and each then answers from the cache") {
+  const fs::path dir = kmcts::test::fresh_dir("kb-hygiene-batch");
+  fs::create_directories(dir);
+  const KernelBenchSettings settings = fake_hygiene_settings(dir);
+  std::vector<fs::path> files;
+  const std::vector<std::pair<const char*, const char*>> problems = {
+      {"p0.py", "# a"}, {"p1.py", "# b"}, {"p2.py", "# hygiene-error"}, {"p3.py", "# hygiene-die"}, {"p4.py", "# e"}};
+  for (const auto& [name, head] : problems) {
+    files.push_back(dir / name);
+    std::ofstream(files.back()) << head << "\n";
+  }
+  // One process, in the order given: p0 and p1 found clean, p2 an error (not cached), the
+  // process dies at p3, and p4 is never reached.
+  const HygieneBatch first = prefill_hygiene(files, settings);
+  CHECK(first.checked == 2);
+  CHECK(first.failed == 1);
+  CHECK(first.cached_before == 0);
+  CHECK(hygiene_runs(files[4]) == 0);
+  // Each problem's own check: the clean ones from the cache, the rest alone.
+  for (size_t i : {0, 1}) {
+    CHECK(kernelbench_hygiene(files[i], settings).value("cached", false));
+    CHECK(hygiene_runs(files[i]) == 1);
+  }
+  CHECK(kernelbench_hygiene(files[4], settings)["findings"].is_array());
+  CHECK(hygiene_runs(files[4]) == 1);
+  const HygieneBatch again = prefill_hygiene(files, settings);
+  CHECK(again.cached_before == 3);  // p0, p1 and p4 (checked alone just now)
+  CHECK(again.checked == 0);
+  CHECK(hygiene_runs(files[0]) == 1);
+}
+
+TEST_CASE("kernelbench results: a speedup KernelBench flags as excessive says so") {
+  json line = harness_line(true);
+  CHECK_FALSE(result_from_harness(line, "eager").details.contains("excessive_speedup"));
+  line["excessive_speedup"] = true;
+  const EvalResult r = result_from_harness(line, "eager");
+  CHECK(r.verdict == Verdict::ok);
+  CHECK(r.details["excessive_speedup"] == true);
+  CHECK(r.message.find("possible reward hack") != std::string::npos);
 }

@@ -50,9 +50,10 @@ TEST_CASE("llm agents: KernelBench problems get their own prompts and Python rep
   CHECK(code.source.find("class ModelNew(torch.nn.Module)") != std::string::npos);
   REQUIRE(prompts.size() == 2);
   CHECK(prompts[0].find("```python\n# A kmcts-written problem in KernelBench's format") != std::string::npos);
-  CHECK(prompts[0].find("rejects sources that call PyTorch compute operators") != std::string::npos);
+  CHECK(prompts[0].find("none of whose kernels is its own") != std::string::npos);
   CHECK((prompts[1].find("load_inline") != std::string::npos) == !triton);
   CHECK((prompts[1].find("@triton.jit") != std::string::npos) == triton);
+  CHECK((prompts[1].find("c10::cuda::getCurrentCUDAStream()") != std::string::npos) == !triton);  // torch-free CUDA sources
   CHECK(prompts[0].find(triton ? "custom Triton kernels" : "custom CUDA kernels") != std::string::npos);
   CHECK(prompts[1].find("fuse the multiply and add in one kernel") != std::string::npos);
   CHECK(prompts[1].find("class ModelNew(nn.Module)") != std::string::npos);  // the current ModelNew (the seed)

@@ -83,6 +83,16 @@ TEST_CASE("reply parsing: plans in every list style, priors normalised, duplicat
   CHECK(parse_plans("No list here, just prose.", 3).empty());
 }
 
+TEST_CASE("reply parsing: bold markup goes, code and CUDA identifiers stay") {
+  const auto plans = parse_plans(
+      "1. **Fast exp**: use `__expf` and `**ptr` in the loop\n"
+      "2. __Restrict the pointers__ - mark them __restrict__ and call __syncthreads() once\n",
+      5);
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[0].text == "Fast exp: use `__expf` and `**ptr` in the loop");
+  CHECK(plans[1].text == "Restrict the pointers - mark them __restrict__ and call __syncthreads() once");
+}
+
 TEST_CASE("reply parser: an unusable reply is quoted in its error, on one line, cut with its length") {
   using kmcts::llm::reply_excerpt;
   CHECK(reply_excerpt("I think you should make it faster.") == "'I think you should make it faster.'");

@@ -210,6 +210,8 @@ def evaluate(args):
     out["runtime_ms"] = runtime
     out["speedup"] = {k: kb_metrics.speedup(runtime[k]["mean"], runtime["candidate"]["mean"])
                       for k in ("eager", "compile") if k in runtime}
+    # Upstream's eval flags a speedup over eager above its threshold (metadata, not a verdict).
+    out["excessive_speedup"] = (out["speedup"]["eager"] or 0) > kb_metrics.EXCESSIVE_SPEEDUP
     out["seconds"] = seconds
     return out
 

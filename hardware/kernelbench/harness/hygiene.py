@@ -5,8 +5,8 @@ compared with zeros under the tolerance (an all-zero output passes), and on two 
 input draws (an output that barely depends on its input). Rules: hygiene_rules.py. On a GPU
 (torch >= 2) the model is built and the inputs are drawn on the device itself: drawing a 6.4 GB
 input on the CPU and copying it cost most of the check's 14 s per problem. Each line says how
-long the check took ("seconds"); kmcts caches the findings per problem file
-(kernelbench_hygiene.hpp).
+long the check took ("seconds"); kmcts checks a campaign's problems in one process (torch's start
+paid once) and caches the findings per problem file (kernelbench_hygiene.hpp).
 
 Usage: python3 hygiene.py [--tolerance current|paper] [--device 0|cpu] PROBLEM.py...
 Prints one JSON line per problem."""
@@ -53,6 +53,16 @@ def measure(problem, device, tol):
         }
 
 
+def release(device):
+    """Hands back what the last problem left cached on the device: kmcts checks a whole level in
+    one process, and the next problem's inputs may need that room (level 1 holds 6.4 GB inputs)."""
+    import gc
+    gc.collect()
+    if device.type == "cuda":
+        import torch
+        torch.cuda.empty_cache()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("problems", nargs="+", help="KernelBench-format problem files")
@@ -73,6 +83,7 @@ def main():
         result["seconds"] = time.perf_counter() - started
         sys.stdout.write(json.dumps(result) + "\n")
         sys.stdout.flush()
+        release(device)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ TOLERANCES = {"current": 1e-4, "paper": 1e-2}
 
 # fast_p thresholds the leaderboard reports.
 FAST_P = (0.0, 0.5, 0.8, 1.0, 1.5, 2.0)
+# Upstream's eval_kernel_against_ref flags a speedup over eager above this as possible reward
+# hacking (excessive_speedup_threshold, its default).
+EXCESSIVE_SPEEDUP = 10.0
 
 
 def tolerance(generation):

@@ -5,7 +5,7 @@ not pay Python's and CUDA's start-up (seconds per side) before its work.
 Usage: python3 serve.py --mode hardened|faithful [--device 0|cpu] [--timer-lib SO]
 Requests, one JSON object per line on stdin:
   {"argv": [the one-shot harness's arguments: --problem P --candidate C ...],
-   "env": {variables for the candidate: TORCH_EXTENSIONS_DIR, TORCH_CUDA_ARCH_LIST}}
+   "env": {variables for the candidate: TORCH_EXTENSIONS_DIR, TORCH_CUDA_ARCH_LIST, CXX, ...}}
 Replies, one line each, on this process's own copy of stdout (fd 1 then points at stderr, so
 nothing a candidate or torch prints can reach it): the one-shot harness's JSON line, plus
 "served" (requests this process answered), "retire" (true: this process ends after the reply)
