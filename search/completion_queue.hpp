@@ -6,7 +6,7 @@
 // The coordinator does not poll an empty queue before it sleeps: polling with 20 yields cut
 // its sleeps from 0.4 to 0.01 per event on the oversubscribed 2-core dev VM, but on the idle
 // 16-core GPU host, where a yield returns at once, its CPU per event was no lower
-// (bench/results/2026-11-30-engine-v6.md).
+// (engine benchmark v6, in git history: git show 081056b:bench/results/2026-11-30-engine-v6.md).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

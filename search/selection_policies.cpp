@@ -8,7 +8,7 @@
 KMCTS_OPTION("search.exploration", Double, 0.2, 0.0, 100.0,
              "UCT exploration constant c in Q + c*sqrt(ln N/n). Rewards are log speedups, so c = 1 "
              "weighs one unit of exploration like an e-fold speedup; 0.2 (with search.backup=max) "
-             "did best in the tuning sweep of bench/results/2026-11-30-mcts-tuning.md.")
+             "did best in the tuning sweep of bench/results/mcts-tuning.md.")
 KMCTS_OPTION("search.puct.c", Double, 1.5, 0.0, 100.0,
              "PUCT constant in Q + c*P*sqrt(N)/(1+n) (AlphaZero form); P is the Planner's prior of the move.")
 KMCTS_OPTION("search.thompson.sigma", Double, 0.5, 0.001, 100.0,

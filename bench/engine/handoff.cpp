@@ -3,7 +3,8 @@
 // reports its CPU time per round trip. Run free (the scheduler puts the threads on two CPUs,
 // so each wake-up reaches an idle CPU) and with both threads on one CPU. The coordinator hands
 // work off like this at least twice per trial; the figure says how much of its CPU time per
-// event a machine charges for that (bench/results/2026-11-30-engine-v6.md).
+// event a machine charges for that (its figures: engine benchmark v6, in git history:
+// git show 081056b:bench/results/2026-11-30-engine-v6.md).
 #include <pthread.h>
 #include <sched.h>
 
