@@ -50,6 +50,12 @@ struct NodeView {
   std::shared_ptr<const PlanLink> plan_link;
   /// Plans from the root to this node, oldest first (built from the links by the caller).
   std::vector<std::string> plan_history() const;
+  // In a PlanContext's `tried` list, the edge from the node being expanded: its plan (a
+  // transposition's plan is not the one that made the node it reached), whether it reached a
+  // node made before (another plan's code, or an earlier kernel's), and whether that node is the
+  // expanded one itself (the code written for the plan changed nothing).
+  std::string edge_plan;
+  bool reached_known = false, unchanged = false;
 };
 
 struct Plan {

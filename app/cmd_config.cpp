@@ -2,6 +2,7 @@
 
 #include "app/commands.hpp"
 #include "core/options.hpp"
+#include "search/coordinator.hpp"
 
 namespace kmcts::app {
 
@@ -25,6 +26,7 @@ Command add_config(CLI::App& root) {
     }
     Config config = args->file.empty() ? Config() : Config::from_file(args->file);
     for (const auto& s : args->sets) config.set(s);
+    SearchParts::check_names(config);  // what `run` would refuse, refused here too
     fmt::print("{}\n", config.to_json().dump(2));
     return 0;
   };

@@ -48,11 +48,13 @@ int measure(const MeasureArgs& a) {
     if (!jsonl) throw InputError(fmt::format("--jsonl: cannot write '{}'", a.jsonl));
   }
   auto evaluator = make_evaluator(problem, config);
+  int failed = 0;  // measurements whose verdict is not ok: the command exits 1 (README's table)
   for (const auto& [label, text] : sources) {
     const BuildResult built = evaluator->build(text);
     for (int k = 0; k < a.repeat; ++k) {
       EvalResult r = built.ok ? evaluator->measure_built(built) : compile_error_result(built);
       fmt::print("{} [{}/{}] {}\n", label, k + 1, a.repeat, r.message);
+      if (!r.ok()) ++failed;
       std::fflush(stdout);
       if (jsonl.is_open()) {
         nlohmann::json line = to_json(r, true);
@@ -64,7 +66,8 @@ int measure(const MeasureArgs& a) {
       if (!built.ok) break;
     }
   }
-  return 0;
+  if (failed > 0) fmt::print(stderr, "kmcts measure: {} measurement(s) did not pass\n", failed);
+  return failed > 0 ? 1 : 0;
 }
 
 }  // namespace

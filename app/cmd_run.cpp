@@ -83,7 +83,7 @@ Command add_resume(CLI::App& root) {
   auto mpi = std::make_shared<MpiArgs>();
   CLI::App* cmd = root.add_subcommand("resume", "Continue a run that stopped (killed, crashed, Ctrl-C'd twice) where it was");
   cmd->add_option("RUN_DIR", args->run_dir, "Run directory of the unfinished run")->required();
-  cmd->add_option("--budget", args->budget, "A new evaluation budget (e.g. larger than the run's)");
+  cmd->add_option("--budget", args->budget, "A new evaluation budget; above a completed run's evaluations it extends that run");
   cmd->add_option("--workers", args->workers, "Trials in flight from now on");
   cmd->add_flag("--quiet", *quiet, "No progress on stderr");
   add_mpi_options(cmd, *mpi);

@@ -89,18 +89,18 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
   json summary;
   std::optional<std::string> status;
   if (fs::exists(run_dir / "run.sqlite")) status = RunStore::open(run_dir)->status();
-  if (status == "running") {
+  if (status == "running" || status == "interrupted") {  // killed, or stopped by Ctrl-C: it goes on
     ResumeRequest resume;
     resume.run_dir = run_dir;
     resume.overrides["evaluator.kernelbench.device"] = gpu;  // this worker's GPU, not the first run's
     resume.progress = inner_progress;
     summary = resume_search(resume);
-  } else if (status && *status != "interrupted") {
+  } else if (status) {
     summary = RunStore::open(run_dir)->summary().value_or(json{{"status", *status}});
   } else {
-    if (fs::exists(run_dir)) {  // an interrupted run cannot continue: keep it aside, start again
+    if (fs::exists(run_dir)) {  // a folder with no run store in it (killed as it was made): aside, start again
       fs::path aside = run_dir;
-      for (int k = 1; fs::exists(aside); ++k) aside = run_dir.string() + fmt::format(".interrupted-{}", k);
+      for (int k = 1; fs::exists(aside); ++k) aside = run_dir.string() + fmt::format(".unfinished-{}", k);
       fs::rename(run_dir, aside);
     }
     json hygiene = json::object();

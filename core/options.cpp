@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -31,14 +32,22 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 // Flattens {"a": {"b": 1}} into {"a.b": 1}; objects are namespaces, except the value of a
 // declared Object option, which is kept whole.
-void flatten(const json& in, const std::string& prefix, json& out) {
+// A nested config's dotted keys; `spelled` says how each was written (nested objects, dotted
+// names or both), so that a key given twice can name both spellings.
+void flatten(const json& in, const std::string& prefix, const std::string& spelling, json& out,
+             std::map<std::string, std::string>& spelled, const std::string& origin) {
   for (const auto& [k, v] : in.items()) {
     std::string key = prefix.empty() ? k : prefix + "." + k;
+    std::string how = spelling.empty() ? fmt::format("\"{}\"", k) : fmt::format("{} > \"{}\"", spelling, k);
     const OptionSpec* spec = OptionTable::instance().find(key);
-    if (v.is_object() && !(spec && spec->type == OptionType::Object))
-      flatten(v, key, out);
-    else
+    if (v.is_object() && !(spec && spec->type == OptionType::Object)) {
+      flatten(v, key, how, out, spelled, origin);
+    } else {
+      if (auto seen = spelled.find(key); seen != spelled.end())
+        throw InputError(fmt::format("{}: option '{}' is given twice, as {} and as {}", origin, key, seen->second, how));
+      spelled.emplace(key, how);
       out[key] = v;
+    }
   }
 }
 
@@ -151,7 +160,8 @@ void Config::set_value(const std::string& key, const json& value, const std::str
 void Config::merge(const json& values, const std::string& origin) {
   if (!values.is_object()) throw InputError(origin + ": a config must be a JSON object");
   json flat = json::object();
-  flatten(values, "", flat);
+  std::map<std::string, std::string> spelled;
+  flatten(values, "", "", flat, spelled, origin);
   for (const auto& [k, v] : flat.items()) set_value(k, v, origin);
 }
 

@@ -52,6 +52,12 @@ class Registry {
     return factories_.count(name) != 0;
   }
 
+  /// The InputError create() would throw for an unknown name, without creating anything.
+  void check(const std::string& kind, const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    if (factories_.count(name) == 0) throw InputError(unknown_message(kind, name));
+  }
+
  private:
   std::string unknown_message(const std::string& kind, const std::string& name) const {
     std::string known;

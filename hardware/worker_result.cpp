@@ -1,9 +1,14 @@
 #include "hardware/worker_result.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <stdexcept>
 #include <thread>
@@ -31,11 +36,21 @@ std::string format_ns(double ns) {
   return fmt::format("{:.3g} ns", ns);
 }
 
+namespace {
+
+constexpr const char* kOwnerLock = "owner.lock";
+// A folder without its lock file yet may be one another process is making this instant.
+constexpr auto kLockGrace = std::chrono::seconds(60);
+
+}  // namespace
+
 WorkerFolder::WorkerFolder(const std::string& prefix, const std::string& reference_so, const std::string& candidate_so) {
   std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (!mkdtemp(pattern.data()))
     throw std::runtime_error("cannot create a temporary folder under " + std::filesystem::temp_directory_path().string());
   dir_ = pattern;
+  lock_fd_ = ::open((dir_ / kOwnerLock).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX);  // a fresh file: no one else holds it
   std::filesystem::copy_file(reference_so, reference());
   std::filesystem::copy_file(candidate_so, candidate());
 }
@@ -43,6 +58,28 @@ WorkerFolder::WorkerFolder(const std::string& prefix, const std::string& referen
 WorkerFolder::~WorkerFolder() {
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+int reclaim_worker_folders(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  int removed = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::temp_directory_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() != prefix.size() + 7 || name.rfind(prefix + "-", 0) != 0 || !entry.is_directory(ec)) continue;
+    const int fd = ::open((entry.path() / kOwnerLock).c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) {  // no lock file: reclaim it only once it is too old to be one being made
+      const auto age = fs::file_time_type::clock::now() - fs::last_write_time(entry.path(), ec);
+      if (ec || age < kLockGrace) continue;
+    } else {
+      const bool owned = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+      ::close(fd);
+      if (owned) continue;
+    }
+    if (fs::remove_all(entry.path(), ec) > 0 && !ec) ++removed;
+  }
+  return removed;
 }
 
 std::string WorkerFolder::write_job(const std::string& name, const json& job) const {

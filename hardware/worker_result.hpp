@@ -21,7 +21,9 @@ std::string format_ns(double ns);
 /// A fresh private folder for one worker run, <tmp>/<prefix>-XXXXXX (the worker's cwd), with
 /// private copies of both shared objects: distinct files, so dlopen gives distinct handles
 /// even when the candidate is byte-identical to the reference, and a concurrent cache
-/// rewrite cannot touch them. Removed with everything in it on destruction.
+/// rewrite cannot touch them. Removed with everything in it on destruction. While it lives,
+/// its process holds a lock on the folder's `owner.lock`, so that a folder a killed process left
+/// behind can be told from one in use (reclaim_worker_folders).
 class WorkerFolder {
  public:
   /// Throws std::runtime_error / std::filesystem::filesystem_error when it cannot be made.
@@ -42,7 +44,13 @@ class WorkerFolder {
 
  private:
   std::filesystem::path dir_;
+  int lock_fd_ = -1;
 };
+
+/// Removes the <tmp>/<prefix>-* folders no live process owns (left by a process killed with
+/// SIGKILL, whose destructors never ran); returns how many. A folder whose lock is held, or too
+/// young to have its lock yet, stays.
+int reclaim_worker_folders(const std::string& prefix);
 
 /// Maps what the sandboxed worker did to a result: its last stdout line is a JSON object
 /// with "verdict", "message", "details" and, when ok, "reference_samples_ns",

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/coordinator_state.hpp"
+#include "search/mcts.hpp"
 
 KMCTS_OPTION("search.budget", Int, 40, 1, 1000000, "Evaluations to spend, the seed kernel included.")
 KMCTS_OPTION("search.workers", Int, 2, 1, 1024,
@@ -80,16 +81,35 @@ NodeRecord insert_row(const NodeRecord& n) {
 
 using detail::node_stats;
 
-SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
-  SearchParts p;
-  p.evaluator = make_evaluator(problem, c);
+namespace {
+
+// The agent a role's option names; empty = the backend's.
+std::string agent_name(const Config& c, const char* key) {
+  std::string name = c.get_string(key);
+  return name.empty() ? c.get_string("agents.backend") : name;
+}
+
+}  // namespace
+
+void SearchParts::check_names(const Config& c) {
   const std::string backend = c.get_string("agents.backend");
   if (backend != "rule" && backend != "llm" && backend != "submissions")
     throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm, submissions)");
-  auto agent = [&c, &backend](const char* key) {
-    std::string name = c.get_string(key);
-    return name.empty() ? backend : name;
-  };
+  PlannerRegistry::instance().check("planner", agent_name(c, "agents.planner"));
+  CoderRegistry::instance().check("coder", agent_name(c, "agents.coder"));
+  DebuggerRegistry::instance().check("debugger", agent_name(c, "agents.debugger"));
+  StrategyRegistry::instance().check("strategy", c.get_string("search.strategy"));
+  RewardRegistry::instance().check("reward", c.get_string("search.reward"));
+  MctsStrategy::Parts::from_config(c);  // policy, pending, widening, backup, expansion (small objects)
+  if (const std::string evaluator = c.get_string("evaluator.name"); evaluator != "auto")
+    EvaluatorRegistry::instance().check("evaluator", evaluator);
+}
+
+SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
+  check_names(c);
+  SearchParts p;
+  p.evaluator = make_evaluator(problem, c);
+  auto agent = [&c](const char* key) { return agent_name(c, key); };
   p.planner = PlannerRegistry::instance().create("planner", agent("agents.planner"), c);
   p.coder = CoderRegistry::instance().create("coder", agent("agents.coder"), c);
   p.debugger = DebuggerRegistry::instance().create("debugger", agent("agents.debugger"), c);
@@ -148,7 +168,7 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       progress(s.progress) {}
 
 double Coordinator::State::elapsed() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
 
 void Coordinator::State::event(const std::string& kind, nlohmann::json payload) {

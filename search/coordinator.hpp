@@ -33,6 +33,9 @@ struct SearchParts {
   std::unique_ptr<Reward> reward;
   /// Builds every part from the names in the config (unknown names are InputErrors).
   static SearchParts from_config(const Problem& problem, const Config& config);
+  /// The same checks of every name the config gives (strategy and its parts, reward, agents,
+  /// evaluator), with nothing built: what `kmcts config` validates beyond the options' types.
+  static void check_names(const Config& config);
 };
 
 struct SearchSettings {

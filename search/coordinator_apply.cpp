@@ -12,16 +12,32 @@ namespace kmcts::detail {
 using State = Coordinator::State;
 
 // The statistics along the path changed: they reach the store with the next flush (the
-// event log, written at once, is what resume and replay rebuild them from).
-void persist_path(State& s, const std::vector<int>& path, int node) {
+// event log, written at once, is what resume and replay rebuild them from). `walked_to_node`:
+// the path went on from its last node to `node` along their edge even where they are the same
+// node (a child equal to its parent: the self-loop's visits changed too).
+void persist_path(State& s, const std::vector<int>& path, int node, bool walked_to_node) {
   for (size_t i = 0; i < path.size(); ++i) {
     s.dirty.node(path[i]);
     if (i > 0) s.dirty.edge(path[i - 1], path[i]);
   }
-  if (path.empty() || path.back() != node) {
+  if (path.empty() || path.back() != node || walked_to_node) {
     s.dirty.node(node);
     if (!path.empty()) s.dirty.edge(path.back(), node);
   }
+}
+
+nlohmann::json spare_plans_json(const std::vector<Plan>& plans) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Plan& p : plans) out.push_back({{"text", p.text}, {"prior", p.prior}, {"data", p.data}});
+  return out;
+}
+
+std::vector<Plan> spare_plans_from_json(const nlohmann::json& recorded) {
+  std::vector<Plan> plans;
+  if (!recorded.is_array()) return plans;  // a count: logs written before the plans were recorded
+  for (const nlohmann::json& p : recorded)
+    plans.push_back({p.value("text", std::string()), p.value("prior", 1.0), p.value("data", nlohmann::json::object())});
+  return plans;
 }
 
 namespace {
@@ -117,8 +133,11 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   std::optional<Plan> plan;
   if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.erase(queue.begin());
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
-  g.for_each_child(sel.node, [&](int c, const EdgeRecord&) {
-    ctx.tried.push_back(s.brief_view(g, c));
+  g.for_each_child(sel.node, [&](int c, const EdgeRecord& e) {
+    NodeView& tried = ctx.tried.emplace_back(s.brief_view(g, c));
+    tried.edge_plan = e.plan;
+    tried.reached_known = e.transposition;
+    tried.unchanged = c == sel.node;
     return true;
   });
   ctx.known = borrow(s.known);
@@ -170,6 +189,9 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     }
     return payload;
   };
+  // The spare plans go into the event whole (a resume queues them again as they were), then to
+  // the node's queue.
+  nlohmann::json spare = spare_plans_json(d.spare_plans);
   auto& queue = State::at_node(s.queued_plans, sel.node);
   queue.insert(queue.end(), std::make_move_iterator(d.spare_plans.begin()), std::make_move_iterator(d.spare_plans.end()));
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
@@ -181,7 +203,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     std::string why = !d.error.empty() ? d.error : d.code.error;
     if (!d.exhausted && !cancelled && s.agent_failures++ == 0) s.first_agent_failure = fmt::format("{}: {}", kind, why);
     s.event("agent_failed", with_usage({{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
-                                        {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", d.spare_plans.size()}}));
+                                        {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", std::move(spare)}}));
     s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);
     s.in_flight--;
     return;
@@ -223,7 +245,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     start_evaluation(s, std::move(d.selection), added.node, s.source_of(added.node));  // sel is not read again
   } else {
     s.in_flight--;
-    persist_path(s, sel.path, added.node);
+    persist_path(s, sel.path, added.node, true);  // the strategy walked the new edge (path_to(.., always))
   }
   // One write: the new node's source file and row, the new edge's row and the "child" event. The
   // file is the writer's too: a disk that stalls (ext4's journal on a virtual disk did, for
@@ -234,7 +256,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   s.writer.write([seq = s.next_seq(), time = s.elapsed(), trial, parent, added, kind, source = std::move(source), node_row = std::move(node_row),
                   edge_row = std::move(edge_row), hash = std::move(d.hash), meta = std::move(d.meta),
                   plan = std::move(d.plan.text), plan_data = std::move(d.plan_data), prior = d.plan.prior,
-                  spare = d.spare_plans.size(), seconds = d.seconds, usage = std::move(usage),
+                  spare = std::move(spare), seconds = d.seconds, usage = std::move(usage),
                   llm_calls = std::move(llm_calls)](RunStore& st) mutable {
     if (added.new_node) {
       if (source) st.put_source(hash, *source);  // before its row: a stored node's source is on disk
@@ -247,7 +269,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     }
     nlohmann::json payload = {{"trial", trial}, {"parent", parent}, {"child", added.node}, {"kind", kind},
                               {"hash", std::move(hash)}, {"meta", *meta}, {"plan", std::move(plan)},
-                              {"plan_data", *plan_data}, {"prior", prior}, {"spare_plans", spare},
+                              {"plan_data", *plan_data}, {"prior", prior}, {"spare_plans", std::move(spare)},
                               {"new_node", added.new_node}, {"new_edge", added.new_edge},
                               {"closes_cycle", added.closes_cycle}, {"agent_seconds", seconds}};
     if (!usage.is_null()) payload["usage"] = std::move(usage), payload["llm_calls"] = std::move(llm_calls);
@@ -285,7 +307,7 @@ void apply_evaluation(State& s, VariantGraph& g, EvalDone& d) {
                                  {"reward", stats.reward}, {"message", result->message}}});
     st.update_node(stats);
   });
-  persist_path(s, d.selection.path, d.node);
+  persist_path(s, d.selection.path, d.node, false);
 }
 
 void add_root(State& s, VariantGraph& g) {

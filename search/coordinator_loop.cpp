@@ -25,6 +25,11 @@ ProgressState progress_of(const State& s, const VariantGraph& g) {
   const AgentActivity live = agent_activity();
   p.llm_requests = live.llm_requests, p.llm_reply_bytes = live.llm_reply_bytes;
   if (s.best_node >= 0) p.best_speedup = g.node(s.best_node).speedup, p.best_node = s.best_node;
+  // At this process's pace so far (a resumed run's earlier processes ran at theirs).
+  const int done_here = s.evaluations_done - s.evaluations_at_process_start;
+  const double seconds_here = s.elapsed() - s.elapsed_before;
+  if (done_here > 0 && seconds_here > 0)
+    p.eta_s = std::max(0, s.settings.budget - s.evaluations_done) * seconds_here / done_here;
   return p;
 }
 
@@ -142,6 +147,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   // marks, so that the cost per event can be set against what the host did meanwhile.
   nlohmann::json cpu_marks = nlohmann::json::array();
   const int evaluations_at_start = s.evaluations_done;
+  s.evaluations_at_process_start = evaluations_at_start;
   int marks_done = 0;
   auto mark = [&] { cpu_marks.push_back({s.seq, thread_cpu_seconds() - cpu_start, s.elapsed(), sleeps}); };
   auto mark_due = [&] {

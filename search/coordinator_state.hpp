@@ -172,6 +172,8 @@ struct Coordinator::State {
   double last_flush = 0;
   AgentUsage usage;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  double elapsed_before = 0;  // a resumed run: the wall seconds of the processes before this one
+  int evaluations_at_process_start = 0;  // for the progress line's ETA
   Progress progress;
   bool replaying = false;   // jobs are answered from a recorded event log, never run
 
@@ -220,5 +222,9 @@ void start_evaluation(Coordinator::State& s, Selection sel, int node, std::share
                       bool count = true);
 void apply_agent(Coordinator::State& s, VariantGraph& g, AgentDone& d);
 void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
+/// A planner call's spare plans as its event records them ([{text, prior, data}]), and back; a
+/// count (what logs before 2026-12-03 recorded) gives none.
+nlohmann::json spare_plans_json(const std::vector<Plan>& plans);
+std::vector<Plan> spare_plans_from_json(const nlohmann::json& recorded);
 
 }  // namespace kmcts::detail

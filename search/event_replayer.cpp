@@ -36,7 +36,7 @@ std::string EventReplayer::apply(const EventRecord& e) {
     agent_open_.erase(trial);
     if (e.kind == "child" && p.value("new_node", false)) creator_[p.at("child").get<int>()] = trial;
     d.plan.text = p.value("plan", "");
-    d.spare_plans.resize(p.value("spare_plans", size_t{0}));
+    d.spare_plans = detail::spare_plans_from_json(p.value("spare_plans", nlohmann::json()));
     // Usage first: apply_agent counts it into the run's totals (token and dollar budgets).
     AgentUsage usage = AgentUsage::from_totals(p.value("usage", nlohmann::json::object()));
     usage.llm_calls = p.value("llm_calls", nlohmann::json::array());
@@ -63,8 +63,10 @@ std::string EventReplayer::apply(const EventRecord& e) {
     detail::EvalDone d{trial == 0 ? Selection{Selection::Kind::expand, -1, {}, 0} : selections_.at(trial),
                        p.at("node").get<int>(), std::make_shared<const EvalResult>(std::move(it->second))};
     detail::apply_evaluation(s, g_, d);
-  } else if (e.kind == "resumed") {
-    s.event("resumed", p);  // keeps the sequence numbers of what follows
+  } else if (e.kind == "resumed" || e.kind == "finished") {
+    // Kept as they were, with their sequence numbers (a run stopped, then resumed or extended,
+    // has a "finished" event inside its log).
+    s.event(e.kind, p);
   }
   return "";
 }

@@ -20,6 +20,7 @@ struct ProgressState {
   double dollars = 0;
   int llm_requests = 0;     // LLM replies arriving now, and their bytes so far
   int64_t llm_reply_bytes = 0;
+  double eta_s = -1;        // seconds left to the budget at this process's pace; < 0: not known yet
 };
 
 class Progress {

@@ -184,7 +184,6 @@ ReplayReport replay_run(const fs::path& run_dir) {
     Replayer replayer(*original, scratch);
     std::vector<EventRecord> replayed;
     for (const auto& e : events) {
-      if (e.kind == "finished") continue;  // written by the live loop after the last job
       std::string mismatch = replayer.apply(e);
       report.events++;
       if (!mismatch.empty()) {

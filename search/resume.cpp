@@ -14,6 +14,10 @@ nlohmann::json Coordinator::resume() {
   VariantGraph& g = graph_;
   auto events = s.store.events();
   if (events.empty()) return run();  // killed before the seed was recorded: nothing to continue
+  // The run's clock goes on from its last recorded event: its wall time (events, summary) is
+  // that of every process that worked on it, less what a killed one did after its last event.
+  s.elapsed_before = events.back().time_s;
+  s.started = std::chrono::steady_clock::now();
   s.writer.set_muted(true);  // everything re-applied below is already stored
   s.replaying = true;
   detail::EventReplayer replayer(s, g, s.store);
@@ -49,11 +53,23 @@ nlohmann::json Coordinator::resume() {
 }
 
 nlohmann::json resume_search(const ResumeRequest& request) {
+  // Nothing is written into a folder that is not a run (not even the lock).
+  if (!std::filesystem::is_directory(request.run_dir))
+    throw InputError(fmt::format("run directory '{}' does not exist", request.run_dir.string()));
+  if (!std::filesystem::exists(request.run_dir / "run.sqlite"))
+    throw InputError(fmt::format("'{}' is not a kmcts run directory (it has no run.sqlite)", request.run_dir.string()));
   FolderLock lock(request.run_dir);  // the run may still be going in another process
   auto store = RunStore::open(request.run_dir);
-  if (store->status() != "running")
-    throw InputError(fmt::format("run directory '{}' already finished (status {}); nothing to resume",
-                                 request.run_dir.string(), store->status()));
+  // A run stopped by Ctrl-C or SIGTERM goes on from where it stopped; a completed one only when
+  // a larger budget extends it.
+  const std::string status = store->status();
+  const int done = store->summary().value_or(nlohmann::json::object()).value("evaluations", 0);
+  const bool extends = status == "completed" && request.budget && *request.budget > done;
+  if (status != "running" && status != "interrupted" && !extends)
+    throw InputError(fmt::format("run directory '{}' already finished (status {}){}", request.run_dir.string(), status,
+                                 status == "completed" ? fmt::format("; `--budget N` above its {} evaluations extends it", done)
+                                                       : std::string("; nothing to resume")));
+  if (status != "running") store->reopen();
   Config config;
   config.merge(store->config(), (request.run_dir / "config.json").string());
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");

@@ -319,4 +319,11 @@ void RunStore::finish(const json& summary) {
   tx.commit();
 }
 
+void RunStore::reopen() {
+  Transaction tx(*this);
+  impl_->db.prepare("UPDATE run SET status='running', ended_at=NULL, summary=NULL WHERE id=1").run();
+  std::filesystem::remove(impl_->dir / "summary.json");
+  tx.commit();
+}
+
 }  // namespace kmcts

@@ -80,6 +80,9 @@ class RunStore {
   void update_config(const nlohmann::json& effective_config);
   /// Writes summary.json and marks the run ended with summary["status"] (default "completed").
   void finish(const nlohmann::json& summary);
+  /// Marks an ended run running again (a resume of an interrupted run, or one extended past its
+  /// budget): its summary is dropped until the next finish().
+  void reopen();
 
   // --- reads ------------------------------------------------------------------------------
   const std::filesystem::path& dir() const;

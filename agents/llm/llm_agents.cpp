@@ -110,6 +110,17 @@ std::string describe_result(const NodeView& n) {
   return fmt::format("{}: {}", to_string(r.verdict), r.message);
 }
 
+// One line of the Planner's "already tried" list: the plan, and what came of it.
+std::string describe_tried(const NodeView& t) {
+  const std::string plan = !t.edge_plan.empty()          ? t.edge_plan
+                           : !t.plan_history().empty() ? t.plan_history().back()
+                                                       : std::string("(unnamed)");
+  if (t.unchanged) return fmt::format("- {} -> no change: the code written for it was this kernel itself\n", plan);
+  if (t.reached_known)
+    return fmt::format("- {} -> the same code as kernel #{}, found before: {}\n", plan, t.id, describe_result(t));
+  return fmt::format("- {} -> {}\n", plan, describe_result(t));
+}
+
 std::string describe_history(const NodeView& n) {
   const std::vector<std::string>& history = n.plan_history();
   if (history.empty()) return "the seed kernel";
@@ -163,8 +174,7 @@ class LlmPlanner final : public Planner {
                                                     describe_history(*ctx.best))
                                       : "this kernel is the best so far";
     std::string tried;
-    for (const auto& t : ctx.tried)
-      tried += fmt::format("- {} -> {}\n", t.plan_history().empty() ? "(unnamed)" : t.plan_history().back(), describe_result(t));
+    for (const auto& t : ctx.tried) tried += describe_tried(t);
     values["tried"] = tried.empty() ? "none yet" : tried;
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;

@@ -67,6 +67,7 @@ CpuEvaluator::CpuEvaluator(Problem problem, CpuEvaluatorSettings settings)
   if (problem_.kind != "cpu")
     throw InputError(fmt::format("problem '{}' is of kind '{}'; the cpu evaluator runs only kind 'cpu'", problem_.name,
                                  problem_.kind));
+  reclaim_worker_folders("kmcts-cpu");  // what a process killed mid-measurement left behind
 }
 
 BuildResult CpuEvaluator::build(const std::string& source) { return compiler_.compile(source); }

@@ -132,6 +132,7 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaEvaluatorSettings settings)
   if (problem_.kind != "cuda")
     throw InputError(fmt::format("problem '{}' is of kind '{}'; the cuda evaluator runs only kind 'cuda'", problem_.name,
                                  problem_.kind));
+  reclaim_worker_folders("kmcts-cuda");  // what a process killed mid-measurement left behind
   worker_ = find_worker_executable(settings_.worker, "kmcts-cuda-worker", "evaluator.cuda.worker",
                                    "this kmcts was built without the CUDA toolkit and CUPTI");
   if (settings_.arch.empty() || settings_.gpus.empty()) {

@@ -26,6 +26,11 @@ check "out of range" 2 "option 'search.exploration' must be >= 0" -- "$kmcts" ru
 check "missing problem" 2 "problem folder '$work/nope' does not exist" -- "$kmcts" run "$work/nope"
 echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
+check "config, unknown policy" 2 "unknown selection policy 'foo' \(known: " -- "$kmcts" config --set search.policy=foo
+check "config, unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: " -- "$kmcts" config --set evaluator.name=gpu9
+echo '{"search": {"budget": 5}, "search.budget": 6}' >"$work/twice.json"
+check "a key given twice" 2 "option 'search.budget' is given twice, as \"search\" > \"budget\" and as \"search.budget\"" -- \
+  "$kmcts" config --config "$work/twice.json"
 echo '{"search": ' >"$work/broken.json"
 check "broken config" 2 "is not valid JSON" -- "$kmcts" config --config "$work/broken.json"
 check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, kernelbench, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
@@ -65,6 +70,14 @@ check "measure (cpu)" 0 "^seed \[1/1\] ok: speedup" -- "$kmcts" measure "$src/pr
   --set evaluator.cache_dir="$work/cache" --set evaluator.max_time_ms=100 --jsonl "$work/m.jsonl"
 check "measure wrote its result" 0 '"verdict":"ok"' -- cat "$work/m.jsonl"
 check "measure, missing source" 2 "cannot read the source '$work/none.cpp'" -- "$kmcts" measure "$src/problems/cpu/matmul" "$work/none.cpp"
+echo "this is not C++" >"$work/broken.cpp"
+check "measure, a source that fails" 1 "measurement\(s\) did not pass" -- "$kmcts" measure "$src/problems/cpu/matmul" \
+  "$work/broken.cpp" --set evaluator.cache_dir="$work/cache"
+# resume on a folder that is not a run: exit 2 naming it, and nothing written there.
+check "resume, missing folder" 2 "run directory '$work/nowhere' does not exist" -- "$kmcts" resume "$work/nowhere"
+mkdir -p "$work/notarun"
+check "resume, not a run" 2 "'$work/notarun' is not a kmcts run directory" -- "$kmcts" resume "$work/notarun"
+[ -z "$(ls -A "$work/notarun")" ] && passes=$((passes + 1)) || { echo "FAIL resume wrote into a folder that is not a run"; failures=$((failures + 1)); }
 # A CUDA problem on a machine without a GPU (or a build without CUDA): one line saying why.
 check "cuda without a GPU" 2 "no CUDA GPU found|built without the CUDA toolkit" -- \
   env CUDA_VISIBLE_DEVICES= "$kmcts" run "$src/problems/cuda/softmax" --budget 1 --out "$work/cuda"

@@ -26,15 +26,46 @@ before=$(ls "$run/sources" | wc -l)
 killed=$("$kmcts" replay "$run") || fail "replay of the killed run: $killed"
 grep -q "never finished" <<<"$killed" || fail "replay did not say the run never finished: $killed"
 
+before_s=$(sqlite3 "$run/run.sqlite" "select max(time_s) from events")
 out=$("$kmcts" resume "$run" --budget 44 --quiet) || fail "resume exited $?: $out"
+# Its wall time is that of both processes (the killed one up to its last event).
+wall=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['wall_seconds'])" "$run/summary.json")
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) else 1)" "$wall" "$before_s" ||
+  fail "the resumed run's wall time $wall s leaves out the killed process's $before_s s"
 grep -qE "^status +completed" <<<"$out" || fail "resume did not complete: $out"
 grep -qE "^evaluations +44 " <<<"$out" || fail "resume did not spend the new budget: $out"
 grep -q '"budget": 44' "$run/config.json" || fail "config.json does not show the new budget"
 after=$(ls "$run/sources" | wc -l)
 [ "$after" -ge "$before" ] || fail "sources were lost ($before before, $after after)"
 replay=$("$kmcts" replay "$run") || fail "replay after resume: $replay"
+# The planner's spare plans came back whole: no agent call of the resumed run had an empty plan.
+# (An exhausted planner, which had no plan left to give, is not such a call.)
+empty_plans=$(sqlite3 "$run/run.sqlite" "select count(*) from events where json_extract(payload, '$.plan') = ''
+  and (kind = 'child' or (kind = 'agent_failed' and json_extract(payload, '$.exhausted') = 0))")
+[ "$empty_plans" = 0 ] || fail "$empty_plans agent calls after the resume had an empty plan"
 again=$("$kmcts" resume "$run" 2>&1)
 [ $? = 2 ] && grep -q "already finished" <<<"$again" || fail "a finished run resumed: $again"
+# A larger budget extends a completed run; its log (a "finished" event inside it) still replays.
+out=$("$kmcts" resume "$run" --budget 48 --quiet) || fail "extending the completed run exited $?: $out"
+grep -qE "^evaluations +48 " <<<"$out" || fail "the extension did not spend the larger budget: $out"
+replay=$("$kmcts" replay "$run") || fail "replay after the extension: $replay"
+
+# Ctrl-C (SIGINT) stops a run after the work in flight, as interrupted; resume takes it on.
+stopped="$work/stopped"
+"$kmcts" run "$src/tests/fixtures/synthetic_space" --set evaluator.name=synthetic \
+  --set evaluator.synthetic.latency_ms=100 --budget 30 --workers 3 --out "$stopped" --quiet >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do
+  [ -f "$stopped/run.sqlite" ] && [ "$(ls "$stopped/sources" 2>/dev/null | wc -l)" -ge 6 ] && break
+  sleep 0.05
+done
+kill -INT "$pid"
+wait "$pid"
+status=$(sqlite3 "$stopped/run.sqlite" "select status from run")
+[ "$status" = interrupted ] || fail "after Ctrl-C the run is '$status', not interrupted"
+out=$("$kmcts" resume "$stopped" --quiet) || fail "resume of the interrupted run exited $?: $out"
+grep -qE "^evaluations +30 " <<<"$out" || fail "the interrupted run did not reach its budget: $out"
+replay=$("$kmcts" replay "$stopped") || fail "replay of the interrupted and resumed run: $replay"
 
 # A run killed before its first event (store created, nothing recorded) starts from the seed.
 empty="$work/empty"
@@ -57,4 +88,4 @@ code=$?
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 [ $code = 2 ] && grep -q "in use by kmcts process $pid" <<<"$out" || fail "a resume of a running run was not refused: $out"
-echo "9 passed, 0 failed"
+echo "14 passed, 0 failed"

@@ -85,15 +85,15 @@ TEST_CASE("problems: matmul's COLS = 128 is the planted compile failure, and the
   REQUIRE(p.space->valid(failed));  // the space allows it; only the compiler objects
   Config config;
   CodeResult child = CoderRegistry::instance().create("coder", "rule", config)->write(
-      p, NodeView{1, nullptr, std::make_shared<const nlohmann::json>(nlohmann::json{{"params", TunableSpace::to_json(parent)}}), {}, {}},
+      p, NodeView{1, nullptr, std::make_shared<const nlohmann::json>(nlohmann::json{{"params", TunableSpace::to_json(parent)}}), {}, {}, {}},
       Plan{"ROWS 1 -> 2, COLS 64 -> 128", 0.5, {{"set", {{"ROWS", 2}, {"COLS", 128}}}}});
   REQUIRE(child.ok);
   CHECK(child.source.find("static_assert(N % COLS == 0") != std::string::npos);
 
   DebugContext d;
   d.problem = &p;
-  d.parent = NodeView{1, nullptr, std::make_shared<const nlohmann::json>(nlohmann::json{{"params", TunableSpace::to_json(parent)}}), {}, {}};
-  d.failed = NodeView{2, std::make_shared<const std::string>(child.source), std::make_shared<const nlohmann::json>(child.meta), {}, {}};
+  d.parent = NodeView{1, nullptr, std::make_shared<const nlohmann::json>(nlohmann::json{{"params", TunableSpace::to_json(parent)}}), {}, {}, {}};
+  d.failed = NodeView{2, std::make_shared<const std::string>(child.source), std::make_shared<const nlohmann::json>(child.meta), {}, {}, {}};
   EvalResult compile_error;
   compile_error.verdict = Verdict::compile_error;
   compile_error.message = "kernel.cpp:23:24: error: static assertion failed: COLS must divide N (192)";
