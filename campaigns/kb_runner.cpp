@@ -168,7 +168,13 @@ void check_hygiene_first(const KbLeaderboardRequest& r, const std::vector<KbProb
   run_pool(devices.size(), devices.size(), [&](size_t index, size_t) {
     Config where = problem_config(r, devices[index]);
     where.set_value("evaluator.kernelbench.device", devices[index], "kmcts kernelbench");
-    const HygieneBatch b = prefill_hygiene(shares[index], KernelBenchSettings::from_config(where));
+    HygieneBatch b;
+    try {
+      b = prefill_hygiene(shares[index], KernelBenchSettings::from_config(where));
+    } catch (const std::exception& e) {  // each problem's own check says what it is, later
+      b.failed = shares[index].size();
+      if (r.progress) fmt::print(stderr, "kmcts kernelbench: the hygiene batch on {} failed: {}\n", devices[index], e.what());
+    }
     std::lock_guard<std::mutex> lock(mutex);
     total.checked += b.checked, total.cached_before += b.cached_before, total.failed += b.failed;
     total.seconds += b.seconds;
@@ -213,6 +219,7 @@ json run_kernelbench_leaderboard(const KbLeaderboardRequest& r) {
                r.mpi ? fmt::format("{} searches at once on the MPI workers", r.gpus.size())
                      : fmt::format("GPUs {}", fmt::join(r.gpus, ",")));
   if (r.hygiene && !todo.empty()) check_hygiene_first(r, todo);
+  if (pool_stop_requested()) todo.clear();  // Ctrl-C during the hygiene check: no search starts
   std::mutex print_mutex;
   size_t done = 0;
   run_pool(todo.size(), r.gpus.size(), [&](size_t index, size_t worker) {

@@ -100,7 +100,8 @@ void SearchParts::check_names(const Config& c) {
   DebuggerRegistry::instance().check("debugger", agent_name(c, "agents.debugger"));
   StrategyRegistry::instance().check("strategy", c.get_string("search.strategy"));
   RewardRegistry::instance().check("reward", c.get_string("search.reward"));
-  MctsStrategy::Parts::from_config(c);  // policy, pending, widening, backup, expansion (small objects)
+  if (c.get_string("search.strategy") == "mcts")  // the baselines use none of these
+    MctsStrategy::Parts::from_config(c);         // policy, pending, widening, backup, expansion (small objects)
   if (const std::string evaluator = c.get_string("evaluator.name"); evaluator != "auto")
     EvaluatorRegistry::instance().check("evaluator", evaluator);
 }

@@ -24,6 +24,9 @@ bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max({1.0
 // the cassette had it or recorded it): a run re-run from its cassette gets every reply at once.
 json without_transport(json payload) {
   payload.erase("agent_seconds");
+  // Logs before 2026-12-03 recorded only how many spare plans a call gave: compare counts.
+  if (payload.contains("spare_plans") && payload["spare_plans"].is_array())
+    payload["spare_plans"] = payload["spare_plans"].size();
   if (payload.contains("usage") && payload["usage"].is_object()) payload["usage"].erase("retries");
   if (payload.contains("llm_calls") && payload["llm_calls"].is_array())
     for (auto& call : payload["llm_calls"])

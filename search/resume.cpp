@@ -69,7 +69,6 @@ nlohmann::json resume_search(const ResumeRequest& request) {
     throw InputError(fmt::format("run directory '{}' already finished (status {}){}", request.run_dir.string(), status,
                                  status == "completed" ? fmt::format("; `--budget N` above its {} evaluations extends it", done)
                                                        : std::string("; nothing to resume")));
-  if (status != "running") store->reopen();
   Config config;
   config.merge(store->config(), (request.run_dir / "config.json").string());
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
@@ -86,6 +85,8 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   SearchSettings settings = SearchSettings::from_config(config);
   settings.progress = request.progress;
   Coordinator coordinator(problem, settings, SearchParts::from_config(problem, config), *store);
+  // Only once everything above held: a resume refused on the way leaves an ended run as it was.
+  if (status != "running") store->reopen();
   return coordinator.resume();
 }
 

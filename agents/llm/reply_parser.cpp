@@ -73,10 +73,27 @@ std::vector<std::pair<std::string, std::optional<double>>> json_plans(const std:
   return out;
 }
 
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Where the "__" opened at `open` closes as bold markup, or npos: a closer follows a non-space,
+// is not followed by a word character, and what it encloses has a space (two words or more) and
+// no other "__" or backtick. So __expf, __restrict__ and "__ldg with __restrict__" stay.
+size_t bold_close(const std::string& text, size_t open) {
+  if (open > 0 && !std::isspace(static_cast<unsigned char>(text[open - 1]))) return std::string::npos;
+  if (open + 2 >= text.size() || std::isspace(static_cast<unsigned char>(text[open + 2]))) return std::string::npos;
+  for (size_t at = text.find("__", open + 2); at != std::string::npos; at = text.find("__", at + 1)) {
+    if (std::isspace(static_cast<unsigned char>(text[at - 1])) || (at + 2 < text.size() && word_char(text[at + 2])))
+      continue;
+    const std::string inside = text.substr(open + 2, at - open - 2);
+    const bool plain = inside.find("__") == std::string::npos && inside.find('`') == std::string::npos;
+    return plain && inside.find(' ') != std::string::npos ? at : std::string::npos;
+  }
+  return std::string::npos;
+}
+
 // "**Title**: text" and "__Two words__ - text" read as one sentence without the bold markup.
 // Code stays as written: nothing inside `backticks` is touched, a lone '*' stays ("2.0f * x[i]"),
-// and so do identifiers such as __expf and __restrict__ (only an underscore pair around words
-// with a space between them is markup).
+// and so do identifiers (bold_close()).
 std::string without_bold(const std::string& text) {
   std::string out;
   bool in_code = false;
@@ -86,11 +103,9 @@ std::string without_bold(const std::string& text) {
       ++i;
       continue;
     }
-    if (!in_code && text.compare(i, 2, "__") == 0 && (i == 0 || std::isspace(static_cast<unsigned char>(text[i - 1])))) {
-      const size_t close = text.find("__", i + 2);
-      const std::string inside = close == std::string::npos ? "" : text.substr(i + 2, close - i - 2);
-      if (inside.find(' ') != std::string::npos && inside.find('`') == std::string::npos) {
-        out += inside;
+    if (!in_code && text.compare(i, 2, "__") == 0) {
+      if (const size_t close = bold_close(text, i); close != std::string::npos) {
+        out += text.substr(i + 2, close - i - 2);
         i = close + 1;
         continue;
       }

@@ -94,6 +94,15 @@ class Wrapper(unittest.TestCase):
         with open(failed) as f:
             self.assertIn("refuses this flag", f.read())
 
+    def test_a_compiler_of_several_words_and_an_unwritable_folder(self):
+        # CXX as "ccache g++" is a command of two words ("env c++" stands in for it here).
+        self.env["KMCTS_REAL_CXX"] = "env c++"
+        self.assertIn("! " + os.path.join(self.pch, ""), self.compile(self.source("h.cpp", BINDING)))
+        # A precompiled-header folder that cannot be made: the compile goes on without one.
+        self.env["KMCTS_PCH_DIR"] = os.path.join(self.source("not_a_folder", "x"), "pch")
+        log = self.compile(self.source("i.cpp", BINDING))
+        self.assertIn("no precompiled torch/extension.h", log)
+
     def test_links_and_probes_pass_through(self):
         obj = self.source("g.cpp", BINDING) + ".o"
         self.compile(obj[:-2])

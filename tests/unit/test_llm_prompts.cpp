@@ -86,11 +86,15 @@ TEST_CASE("reply parsing: plans in every list style, priors normalised, duplicat
 TEST_CASE("reply parsing: bold markup goes, code and CUDA identifiers stay") {
   const auto plans = parse_plans(
       "1. **Fast exp**: use `__expf` and `**ptr` in the loop\n"
-      "2. __Restrict the pointers__ - mark them __restrict__ and call __syncthreads() once\n",
+      "2. __Restrict the pointers__ - mark them __restrict__ and call __syncthreads() once\n"
+      "3. use __expf and __fdividef in the loop\n"
+      "4. __ldg loads with __restrict__ pointers\n",
       5);
-  REQUIRE(plans.size() == 2);
+  REQUIRE(plans.size() == 4);
   CHECK(plans[0].text == "Fast exp: use `__expf` and `**ptr` in the loop");
   CHECK(plans[1].text == "Restrict the pointers - mark them __restrict__ and call __syncthreads() once");
+  CHECK(plans[2].text == "use __expf and __fdividef in the loop");
+  CHECK(plans[3].text == "__ldg loads with __restrict__ pointers");
 }
 
 TEST_CASE("reply parser: an unusable reply is quoted in its error, on one line, cut with its length") {

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,9 @@ HEADER = "kmcts_torch_extension.h"
 
 
 def real_compiler():
-    return os.environ.get("KMCTS_REAL_CXX") or "c++"
+    """The real compiler's command, as words: CXX may be "ccache g++" (torch's ninja runs it
+    through a shell)."""
+    return shlex.split(os.environ.get("KMCTS_REAL_CXX") or "c++")
 
 
 def opens_with_torch_include(path):
@@ -81,9 +84,9 @@ def torch_header():
 
 
 def compiler_identity(compiler):
-    """Its path and version line: another compiler makes another key."""
-    out = subprocess.run([compiler, "-v"], capture_output=True, text=True, check=False)
-    return [os.path.realpath(shutil.which(compiler) or compiler), *out.stderr.strip().splitlines()[-1:]]
+    """Its words, the program's path and its version line: another compiler makes another key."""
+    out = subprocess.run([*compiler, "-v"], capture_output=True, text=True, check=False)
+    return [*compiler, os.path.realpath(shutil.which(compiler[-1]) or compiler[-1]), *out.stderr.strip().splitlines()[-1:]]
 
 
 def precompiled_header(compiler, flags, pch_dir):
@@ -108,8 +111,13 @@ def precompiled_header(compiler, flags, pch_dir):
             with open(path, "w", encoding="utf-8") as f:
                 f.write("#include <torch/extension.h>\n")
             tmp = f"{gch}.{os.getpid()}.tmp"
-            run = subprocess.run([compiler, "-x", "c++-header", *flags, path, "-o", tmp],
+            for stale in os.listdir(folder):  # a build killed part-way left its file
+                if stale.endswith(".tmp"):
+                    os.remove(os.path.join(folder, stale))
+            run = subprocess.run([*compiler, "-x", "c++-header", *flags, path, "-o", tmp],
                                  capture_output=True, text=True, check=False)
+            if run.returncode < 0:  # killed (out of memory, say): not a verdict on these flags
+                return None
             if run.returncode != 0:
                 with open(failed, "w", encoding="utf-8") as f:
                     f.write(run.stderr[-20000:])
@@ -125,10 +133,14 @@ def main():
     parts = compile_parts(args)
     pch_dir = os.environ.get("KMCTS_PCH_DIR")
     if parts and pch_dir and opens_with_torch_include(parts[0]):
-        path = precompiled_header(compiler, parts[1], pch_dir)
+        try:
+            path = precompiled_header(compiler, parts[1], pch_dir)
+        except OSError as e:  # a folder that cannot be written, a full disk: compile without it
+            sys.stderr.write(f"kb_cxx: no precompiled torch/extension.h ({e}); compiling without it\n")
+            path = None
         if path:
             args = ["-include", path, "-Winvalid-pch", *args]
-    os.execvp(compiler, [compiler, *args])
+    os.execvp(compiler[0], [*compiler, *args])
 
 
 if __name__ == "__main__":

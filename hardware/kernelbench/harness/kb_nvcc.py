@@ -11,6 +11,7 @@ not compile, the original is compiled as it is, and its result stands."""
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -23,12 +24,12 @@ TORCH_NAMES = re.compile(r"\b(torch|c10|ATen|caffe2)\b|\bat\s*::|\b(TORCH|AT|C10
 def real_nvcc():
     """KMCTS_REAL_NVCC (kmcts passes a PYTORCH_NVCC the user had set), else the nvcc torch itself
     would run: CUDA_HOME's or CUDA_PATH's, the one on PATH, /usr/local/cuda's."""
-    if os.environ.get("KMCTS_REAL_NVCC"):
-        return os.environ["KMCTS_REAL_NVCC"]
+    if os.environ.get("KMCTS_REAL_NVCC"):  # may be "ccache nvcc": words
+        return shlex.split(os.environ["KMCTS_REAL_NVCC"])
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")):
         if home and os.path.exists(os.path.join(home, "bin", "nvcc")):
-            return os.path.join(home, "bin", "nvcc")
-    return shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+            return [os.path.join(home, "bin", "nvcc")]
+    return [shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"]
 
 
 def without_comments(text):
@@ -58,17 +59,20 @@ def main():
     nvcc = real_nvcc()
     sources = [i for i, a in enumerate(args) if a.endswith(".cu") and not a.startswith("-")]
     if "-c" in args and len(sources) == 1:
-        copy = torch_free_copy(args[sources[0]])
+        try:
+            copy = torch_free_copy(args[sources[0]])
+        except OSError:  # the copy cannot be written: the source as written
+            copy = None
         if copy:
             light = list(args)
             light[sources[0]] = copy
-            run = subprocess.run([nvcc, *light], capture_output=True, text=True, check=False)
+            run = subprocess.run([*nvcc, *light], capture_output=True, text=True, check=False)
             if run.returncode == 0:
                 sys.stdout.write(run.stdout)
                 sys.stderr.write(run.stderr)
                 sys.exit(0)
             sys.stderr.write("kb_nvcc: the CUDA source did not build without torch/types.h; building it as written\n")
-    os.execvp(nvcc, [nvcc, *args])
+    os.execvp(nvcc[0], [*nvcc, *args])
 
 
 if __name__ == "__main__":
