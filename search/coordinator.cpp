@@ -110,10 +110,9 @@ SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   check_names(c);
   SearchParts p;
   p.evaluator = make_evaluator(problem, c);
-  auto agent = [&c](const char* key) { return agent_name(c, key); };
-  p.planner = PlannerRegistry::instance().create("planner", agent("agents.planner"), c);
-  p.coder = CoderRegistry::instance().create("coder", agent("agents.coder"), c);
-  p.debugger = DebuggerRegistry::instance().create("debugger", agent("agents.debugger"), c);
+  p.planner = PlannerRegistry::instance().create("planner", agent_name(c, "agents.planner"), c);
+  p.coder = CoderRegistry::instance().create("coder", agent_name(c, "agents.coder"), c);
+  p.debugger = DebuggerRegistry::instance().create("debugger", agent_name(c, "agents.debugger"), c);
   p.strategy = StrategyRegistry::instance().create("strategy", c.get_string("search.strategy"), c);
   p.reward = RewardRegistry::instance().create("reward", c.get_string("search.reward"), c);
   return p;
