@@ -35,6 +35,8 @@ int run_ablate(AblateArgs& a) {
   fmt::print("{} runs: {} done, {} failed, {} unfinished; index {}\n", o.total, o.done, o.failed, o.unfinished,
              (o.out / "index.sqlite").string());
   if (o.unfinished + o.failed > 0) fmt::print("run the same command again to finish the grid\n");
+  if (const std::string warning = replay_miss_warning(o.replay_misses); !warning.empty())
+    fmt::print("warning: {}\n", warning);
   return o.ok() ? 0 : 1;
 }
 

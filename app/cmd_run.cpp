@@ -85,6 +85,9 @@ Command add_resume(CLI::App& root) {
   cmd->add_option("RUN_DIR", args->run_dir, "Run directory of the unfinished run")->required();
   cmd->add_option("--budget", args->budget, "A new evaluation budget; above a completed run's evaluations it extends that run");
   cmd->add_option("--workers", args->workers, "Trials in flight from now on");
+  cmd->add_option("--set", args->sets,
+                  "Raise a limit the run reached: search.max_wall_s, max_agent_calls, max_tokens or max_dollars = value "
+                  "(repeatable)");
   cmd->add_flag("--quiet", *quiet, "No progress on stderr");
   add_mpi_options(cmd, *mpi);
   return [args, quiet, mpi] {

@@ -5,6 +5,8 @@
 #include "app/commands.hpp"
 #include "core/error.hpp"
 #include "search/export.hpp"
+#include "search/run_lock.hpp"
+#include "search/run_state.hpp"
 #include "search/run_store.hpp"
 #include "search/summary_table.hpp"
 
@@ -16,9 +18,10 @@ Command add_show(CLI::App& root) {
   cmd->add_option("RUN_DIR", *run_dir, "Run directory")->required();
   return [run_dir] {
     auto store = RunStore::open(*run_dir);
-    auto summary = store->summary();
+    auto summary = run_summary(*store);
     if (!summary)
-      throw InputError(fmt::format("run directory '{}' has no summary yet (status: {})", *run_dir, store->status()));
+      throw InputError(fmt::format("run directory '{}' has no summary yet: kmcts process {} is still running it", *run_dir,
+                                   folder_holder(*run_dir).value_or("(gone)")));
     fmt::print("{}", format_summary_table(*summary));
     return 0;
   };

@@ -30,7 +30,7 @@ std::string first_miss(const RunStore& rerun, const RunStore& original) {
   for (const auto& e : original.evaluations(false)) recorded_verdict[e.node] = to_string(e.result.verdict);
   const std::vector<NodeRecord> nodes = rerun.nodes();
   for (const auto& e : rerun.evaluations(false)) {
-    const bool missed = e.result.verdict == Verdict::infra_error && e.result.message.rfind("replay miss", 0) == 0;
+    const bool missed = is_replay_miss(e.result);
     const auto recorded = recorded_verdict.find(e.node);
     if (missed && (recorded == recorded_verdict.end() || recorded->second != "infra_error"))
       return fmt::format("no recorded measurement of source {} (node {})", nodes.at(static_cast<size_t>(e.node)).hash, e.node);

@@ -193,6 +193,9 @@ AblationOutcome run_ablation(const AblationRequest& r) {
   outcome.done = state.done;
   outcome.failed = state.failed;
   outcome.unfinished = state.total - state.done - state.failed;
+  std::vector<fs::path> done;
+  for (const auto& [problem, dirs] : state.finished) done.insert(done.end(), dirs.begin(), dirs.end());
+  outcome.replay_misses = count_replay_misses(done);
   return outcome;
 }
 

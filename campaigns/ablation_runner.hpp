@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "campaigns/ablation_grid.hpp"
+#include "campaigns/replay_misses.hpp"
 
 namespace kmcts {
 
@@ -36,6 +37,7 @@ struct AblationOutcome {
   size_t differ = 0;
   size_t missed = 0;
   bool replay_only = false;
+  ReplayMisses replay_misses;  // over the done runs
   /// Every run finished and, with --replay-only, every one of them checked and reproduced.
   bool ok() const { return done == total && differ == 0 && missed == 0 && (!replay_only || reproduced == total); }
 };

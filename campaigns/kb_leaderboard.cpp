@@ -114,6 +114,13 @@ json leaderboard_summary(const std::vector<json>& problems, const LeaderboardOpt
     s["cost_per_problem"][key] = n ? t / static_cast<double>(n) : 0.0;
   }
   s["totals"] = totals;
+  // What the measurement seconds were spent on: "GPU", "CPU", or "" (mixed, or unknown).
+  std::string timed;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const std::string t = problems[i].value("timed_on", "");
+    timed = i == 0 || t == timed ? t : "";
+  }
+  s["timed_on"] = timed;
   std::vector<double> shares, seeds;
   json flagged = json::array(), per_problem = json::array();
   size_t below = 0;
@@ -204,8 +211,9 @@ std::string leaderboard_markdown(const json& s, const json& run) {
                     100 * aa.value("tolerance", 0.0));
   const json& c = s["cost_per_problem"];
   md += fmt::format(
-      "\nCost per problem (mean): {:.1f} evaluations, {:.1f} GPU-s, {:.1f} s wall, {:.0f} tokens, ${:.4f}.\n",
-      c.value("evaluations", 0.0), c.value("gpu_seconds", 0.0), c.value("wall_seconds", 0.0), c.value("tokens", 0.0),
+      "\nCost per problem (mean): {:.1f} evaluations, {:.1f} {}-s, {:.1f} s wall, {:.0f} tokens, ${:.4f}.\n",
+      c.value("evaluations", 0.0), c.value("gpu_seconds", 0.0),
+      s.value("timed_on", "").empty() ? std::string("measurement") : s.value("timed_on", ""), c.value("wall_seconds", 0.0), c.value("tokens", 0.0),
       c.value("dollars", 0.0));
   auto list = [&md](const json& items, const std::string& title, auto&& line) {
     md += fmt::format("\n## {} ({})\n\n", title, items.size());

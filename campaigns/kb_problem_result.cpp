@@ -3,6 +3,7 @@
 
 #include "campaigns/kb_runner.hpp"
 #include "core/files.hpp"
+#include "hardware/evaluator.hpp"
 #include "search/run_store.hpp"
 
 namespace kmcts {
@@ -33,7 +34,8 @@ json kb_problem_result(const KbProblemFile& file, const fs::path& run_dir, const
             {"correct", false}};
   double gpu_seconds = 0;
   for (const auto& e : evaluations) gpu_seconds += e.result.run_seconds;
-  r["gpu_seconds"] = gpu_seconds;
+  r["gpu_seconds"] = gpu_seconds;  // the measurement time, on what timed_on names
+  r["timed_on"] = timed_on(store->run_info().value("evaluator", json()));
   // The seed is the reference itself (ModelNew a subclass of Model): correct by construction, so it is
   // reported (a sanity check of the measurement: its speedup should be ~1) but never scored.
   int best = -1;

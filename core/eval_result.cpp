@@ -142,4 +142,9 @@ EvalResult eval_result_from_json(const json& j) {
   return r;
 }
 
+bool is_replay_miss(const EvalResult& r) {
+  if (r.verdict != Verdict::infra_error) return false;
+  return r.details.value("replay_miss", false) || r.message.rfind("replay miss", 0) == 0;
+}
+
 }  // namespace kmcts

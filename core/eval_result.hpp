@@ -44,6 +44,11 @@ struct EvalResult {
   bool ok() const { return verdict == Verdict::ok; }
 };
 
+/// An evaluation the replay evaluator could not answer: a variant the recorded runs never
+/// measured. No kernel's failure: reports count these apart (details.replay_miss; runs before
+/// 2026-12-03 are known by the message).
+bool is_replay_miss(const EvalResult& r);
+
 nlohmann::json to_json(const TimingStats& t, bool with_samples);
 nlohmann::json to_json(const EvalResult& r, bool with_samples);
 EvalResult eval_result_from_json(const nlohmann::json& j);

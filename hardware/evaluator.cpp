@@ -27,6 +27,22 @@ std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Co
   return EvaluatorRegistry::instance().create("evaluator", name, problem, config);
 }
 
+std::string timed_on(const nlohmann::json& described) {
+  if (!described.is_object()) return "";
+  // Local evaluators name themselves in "evaluator" (the synthetic one in "name"); a remote
+  // one (--mpi) has "name": "remote" and the evaluator it runs in "evaluator".
+  std::string name = described.value("evaluator", described.value("name", ""));
+  if (name == "replay") {
+    const std::string recorded = timed_on(described.value("device", nlohmann::json()));
+    return recorded.empty() ? timed_on(described.value("fallback", nlohmann::json())) : recorded;
+  }
+  if (name == "cuda" || name == "hip") return "GPU";
+  if (name == "cpu") return "CPU";
+  if (name == "synthetic") return "simulated";
+  if (name == "kernelbench") return described.value("device", "cuda") == "cpu" ? "CPU" : "GPU";
+  return "";
+}
+
 EvalResult compile_error_result(const BuildResult& built) {
   EvalResult result;
   result.verdict = Verdict::compile_error;

@@ -50,6 +50,11 @@ class Evaluator {
 /// The result of a variant whose build failed: compile_error with the compiler's message.
 EvalResult compile_error_result(const BuildResult& build);
 
+/// What an evaluator's description (describe(), as a run's info records it) says its
+/// measurements timed: "GPU", "CPU", "simulated" (the synthetic evaluator), or "" when it
+/// cannot tell. A replay evaluator's is that of the runs it replays.
+std::string timed_on(const nlohmann::json& described);
+
 /// Factories receive the problem and the validated config.
 using EvaluatorRegistry = Registry<Evaluator, const Problem&, const Config&>;
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.hpp"
+#include "hardware/evaluator.hpp"
 #include "search/run_store.hpp"
 
 namespace kmcts {
@@ -58,12 +59,16 @@ GridData load_grid(const fs::path& dir, const std::string& baseline) {
     GridRun run;
     run.dir = dir / row.run_dir;
     try {
-      run.curve = read_run_curve(*RunStore::open(run.dir));
+      const auto store = RunStore::open(run.dir);
+      run.curve = read_run_curve(*store);
+      const std::string timed = timed_on(store->run_info().value("evaluator", nlohmann::json()));
+      g.timed_on = g.runs.empty() || timed == g.timed_on ? timed : "";
     } catch (const std::exception& e) {
       throw InputError(fmt::format("run '{}' of grid '{}' is done but its store cannot be read: {}", row.run_id,
                                    dir.string(), e.what()));
     }
     problems.insert(row.problem);
+    g.replay_misses.add(run.curve.replay_misses, run.curve.evaluations());
     run.row = std::move(row);
     g.runs.push_back(std::move(run));
   }

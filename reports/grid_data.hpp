@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "campaigns/ablation_index.hpp"
+#include "campaigns/replay_misses.hpp"
 #include "reports/run_curve.hpp"
 
 namespace kmcts {
@@ -26,6 +27,10 @@ struct GridData {
   std::vector<std::string> problems;    // sorted
   std::vector<GridRun> runs;            // the runs with status "done", in index order
   std::vector<AblationRunRow> left_out; // the others (pending, running, failed): not in any statistic
+  ReplayMisses replay_misses;           // over the done runs
+  /// What the done runs' evaluators timed (timed_on of their descriptions): "GPU", "CPU",
+  /// "simulated", or "" when they differ or cannot tell. Names the measurement-time column.
+  std::string timed_on;
 };
 
 /// Reads OUT/index.sqlite and the store of every done run. `baseline` replaces the grid's own

@@ -77,7 +77,9 @@ GridReport compute_grid_report(const GridData& grid, const ReportSettings& setti
   r.best_known = best_known_speedups(grid);
   r.runs_done = static_cast<int>(grid.runs.size());
   r.left_out = grid.left_out;
-  r.metrics = report_metrics(settings, grid.budget);
+  r.metrics = report_metrics(settings, grid);
+  r.replay_miss_warning = replay_miss_warning(grid.replay_misses);
+  r.timed_on = grid.timed_on;
   r.scopes = build_scopes(grid, r.metrics, settings);
   for (const Scope& scope : r.scopes) r.stats.push_back(scope_stats(scope, r));
   return r;

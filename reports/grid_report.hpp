@@ -47,6 +47,8 @@ struct GridReport {
   std::map<std::string, double> best_known;  // by problem
   int runs_done = 0;
   std::vector<AblationRunRow> left_out;
+  std::string replay_miss_warning;    // "" unless the done runs missed too much of the record
+  std::string timed_on;               // GridData::timed_on
   std::vector<Metric> metrics;
   std::vector<Scope> scopes;          // all problems first
   std::vector<ScopeStats> stats;      // parallel to scopes

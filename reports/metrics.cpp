@@ -8,7 +8,8 @@
 
 namespace kmcts {
 
-std::vector<Metric> report_metrics(const ReportSettings& settings, int grid_budget) {
+std::vector<Metric> report_metrics(const ReportSettings& settings, const GridData& grid) {
+  const int grid_budget = grid.budget;
   std::vector<Metric> metrics;
   std::vector<int> budgets = settings.budgets;
   std::sort(budgets.begin(), budgets.end());
@@ -20,11 +21,13 @@ std::vector<Metric> report_metrics(const ReportSettings& settings, int grid_budg
   metrics.push_back({"to_target", fmt::format("evals to {:g}%", settings.target_fraction * 100), Aggregation::mean,
                      true, 0});
   metrics.push_back({"failure_rate", "failure rate", Aggregation::mean, false, 0});
+  if (grid.replay_misses.misses > 0) metrics.push_back({"replay_misses", "replay misses", Aggregation::mean, false, 0});
   metrics.push_back({"evaluations", "evaluations", Aggregation::mean, false, 0});
   metrics.push_back({"tokens", "tokens", Aggregation::mean, false, 0});
   metrics.push_back({"dollars", "dollars", Aggregation::mean, false, 0});
   metrics.push_back({"wall_s", "wall s", Aggregation::mean, false, 0});
-  metrics.push_back({"gpu_s", "GPU s", Aggregation::mean, false, 0});
+  metrics.push_back({"gpu_s", (grid.timed_on.empty() ? std::string("measurement") : grid.timed_on) + " s",
+                     Aggregation::mean, false, 0});
   return metrics;
 }
 
@@ -48,6 +51,7 @@ MetricValue run_value(const Metric& m, const GridRun& run, double target, int gr
     return reached ? MetricValue{static_cast<double>(*reached)} : MetricValue{static_cast<double>(grid_budget), false};
   }
   if (m.key == "failure_rate") return {curve.failure_rate()};
+  if (m.key == "replay_misses") return {curve.replay_miss_rate()};
   if (m.key == "evaluations") return {static_cast<double>(curve.evaluations())};
   if (m.key == "tokens") return {static_cast<double>(row.tokens.value_or(0))};
   if (m.key == "dollars") return {row.dollars.value_or(0)};

@@ -9,8 +9,10 @@
 //                 problem (the best any done run of the grid found). A run that never reached
 //                 it is censored: it counts as +infinity for the median and as the grid budget
 //                 for the mean (a restricted mean, a lower bound) and the differences
-//   failure_rate  failed evaluations / evaluations
-//   evaluations, tokens, dollars, wall_s, gpu_s   as the index records them
+//   failure_rate  failed evaluations / evaluations, replay misses left out of both
+//   replay_misses replay misses / evaluations (only in a grid that has any)
+//   evaluations, tokens, dollars, wall_s, gpu_s   as the index records them (gpu_s is the
+//                 measurement time, named "GPU s", "CPU s" or "simulated s" for what was timed)
 // Across problems, per configuration and seed (only seeds with a done run of every problem):
 // the geometric mean over problems for speedups, the arithmetic mean over problems for the
 // rest; to_target counts as reached only if every problem's run reached it.
@@ -38,8 +40,9 @@ struct Metric {
   int budget = 0;      // for best@B
 };
 
-/// The metrics of a report on a grid with this budget, in column order.
-std::vector<Metric> report_metrics(const ReportSettings& settings, int grid_budget);
+/// The metrics of a report on this grid, in column order: the measurement-time column is named
+/// for what its runs timed (GPU, CPU, simulated), and a grid with replay misses gets their share.
+std::vector<Metric> report_metrics(const ReportSettings& settings, const GridData& grid);
 
 struct MetricValue {
   double value = 0;      // for a censored metric: the restricted value (budget when not reached)

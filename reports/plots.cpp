@@ -195,7 +195,8 @@ Script cost_script(const GridReport& r, size_t s, const CostAxis& axis) {
 
 std::vector<Script> scripts_of(const GridReport& r) {
   const std::vector<CostAxis> axes = {{"cost_wall", "wall_s", "wall time (s)"},
-                                      {"cost_gpu", "gpu_s", "GPU (measurement) time (s)"},
+                                      {"cost_gpu", "gpu_s",
+                                       (r.timed_on.empty() ? std::string("measurement") : r.timed_on) + " time (s)"},
                                       {"cost_tokens", "tokens", "tokens"}};
   std::vector<Script> scripts;
   for (size_t s = 0; s < r.scopes.size(); ++s) {

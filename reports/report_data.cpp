@@ -64,7 +64,8 @@ json report_json(const GridReport& r) {
     left_out.push_back({{"run_id", row.run_id}, {"status", row.status}, {"error", row.error}});
   out["grid"] = {{"name", r.name},           {"dir", r.dir},           {"baseline", r.baseline},
                  {"budget", r.budget},       {"configs", r.configs},   {"problems", r.problems},
-                 {"runs_done", r.runs_done}, {"left_out", left_out}};
+                 {"runs_done", r.runs_done}, {"left_out", left_out}, {"timed_on", r.timed_on},
+                 {"replay_miss_warning", r.replay_miss_warning}};
   out["settings"] = {{"budgets", r.settings.budgets},
                      {"target_fraction", r.settings.target_fraction},
                      {"interval", "95% percentile bootstrap over seeds"},

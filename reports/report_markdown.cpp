@@ -12,7 +12,7 @@ std::string format_metric_value(const Metric& m, double x, int budget) {
   if (std::isnan(x)) return "-";
   if (std::isinf(x)) return x > 0 ? fmt::format(">{}", budget) : "-inf";
   if (m.budget > 0 || m.key == "final") return fmt::format("{:.2f}", x);
-  if (m.key == "failure_rate") return fmt::format("{:.1f}%", 100 * x);
+  if (m.key == "failure_rate" || m.key == "replay_misses") return fmt::format("{:.1f}%", 100 * x);
   if (m.key == "dollars") return fmt::format("{:.4f}", x);
   if (m.key == "tokens" || std::fabs(x) >= 100) return fmt::format("{:.0f}", x);
   if (std::fabs(x) >= 1 || x == 0) return fmt::format("{:.1f}", x);
@@ -117,6 +117,7 @@ std::string report_markdown(const GridReport& r, const std::vector<FigureLink>& 
                     r.dir, r.configs.size(), r.problems.size(), r.budget, r.runs_done);
   md += r.left_out.empty() ? ".\n" : fmt::format(" ({} left out, listed at the end).\n", r.left_out.size());
   md += fmt::format("Baseline configuration: `{}`.\n\n", r.baseline);
+  if (!r.replay_miss_warning.empty()) md += fmt::format("**Warning:** {}\n\n", r.replay_miss_warning);
   md += fmt::format(
       "How to read it: speedups are over each problem's reference; best@B is the best speedup after B "
       "evaluations, final the best at the end of the run. \"evals to {0:g}%\" counts evaluations until a run's "

@@ -21,14 +21,21 @@ std::optional<int> RunCurve::evaluations_to_reach(double target) const {
 }
 
 double RunCurve::failure_rate() const {
-  return best_so_far.empty() ? 0 : static_cast<double>(failures) / static_cast<double>(evaluations());
+  const int measured = evaluations() - replay_misses;
+  return measured <= 0 ? 0 : static_cast<double>(failures) / static_cast<double>(measured);
 }
 
-RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results) {
+double RunCurve::replay_miss_rate() const {
+  return best_so_far.empty() ? 0 : static_cast<double>(replay_misses) / static_cast<double>(evaluations());
+}
+
+RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results, const std::vector<bool>& missed) {
   RunCurve curve;
   double best = 0;
-  for (const auto& [ok, speedup] : results) {
+  for (size_t i = 0; i < results.size(); ++i) {
+    const auto& [ok, speedup] = results[i];
     if (ok) best = std::max(best, speedup);
+    else if (i < missed.size() && missed[i]) ++curve.replay_misses;
     else ++curve.failures;
     curve.best_so_far.push_back(best);
   }
@@ -37,9 +44,12 @@ RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results)
 
 RunCurve read_run_curve(const RunStore& store) {
   std::vector<std::pair<bool, double>> results;
-  for (const EvaluationRecord& e : store.evaluations(/*with_samples=*/false))
+  std::vector<bool> missed;
+  for (const EvaluationRecord& e : store.evaluations(/*with_samples=*/false)) {
     results.emplace_back(e.result.ok(), e.result.speedup);
-  return curve_from_results(results);
+    missed.push_back(is_replay_miss(e.result));
+  }
+  return curve_from_results(results, missed);
 }
 
 }  // namespace kmcts

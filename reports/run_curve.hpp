@@ -13,7 +13,8 @@ struct RunCurve {
   /// best_so_far[i]: the highest speedup (over the reference) of an ok evaluation among the
   /// first i + 1; 0 while none was ok.
   std::vector<double> best_so_far;
-  int failures = 0;  // evaluations whose verdict was not ok
+  int failures = 0;       // evaluations whose kernel failed (not ok, and not a replay miss)
+  int replay_misses = 0;  // evaluations the replay evaluator could not answer (is_replay_miss)
 
   int evaluations() const { return static_cast<int>(best_so_far.size()); }
   /// The best after `evaluations` evaluations. A run that stopped earlier (its space was
@@ -24,13 +25,16 @@ struct RunCurve {
   /// The 1-based count of evaluations after which the best first reached `target`; nullopt when
   /// it never did (the run is censored).
   std::optional<int> evaluations_to_reach(double target) const;
-  /// failures / evaluations (0 for an empty run).
+  /// failures / the evaluations that were not replay misses (0 when there are none).
   double failure_rate() const;
+  /// replay_misses / evaluations (0 for an empty run).
+  double replay_miss_rate() const;
 };
 
 /// Reads the curve from a run's store.
 RunCurve read_run_curve(const RunStore& store);
-/// The same from a sequence of (ok, speedup) results, in order (what read_run_curve uses).
-RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results);
+/// The same from a sequence of (ok, speedup) results, in order; `missed` marks the replay misses
+/// among them (by position; none when empty). What read_run_curve uses.
+RunCurve curve_from_results(const std::vector<std::pair<bool, double>>& results, const std::vector<bool>& missed = {});
 
 }  // namespace kmcts

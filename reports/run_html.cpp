@@ -4,7 +4,9 @@
 
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "hardware/evaluator.hpp"
 #include "search/export.hpp"
+#include "search/run_state.hpp"
 #include "search/run_store.hpp"
 #include "search/summary_table.hpp"
 #include "reports/unified_diff.hpp"
@@ -118,9 +120,10 @@ std::string summary_section(const RunFacts& f, const fs::path& run_dir, const Ru
     gpu_s += e.result.run_seconds;
   }
   html += row("evaluations", fmt::format("{} ({} failed), {} nodes", f.evaluations.size(), failures, f.nodes.size()));
-  html += row("cost", fmt::format("{} agent calls, {} tokens, ${:.4f}, wall {:.3g} s, GPU/measurement {:.3g} s",
+  const std::string timed = timed_on(f.info.value("evaluator", json()));
+  html += row("cost", fmt::format("{} agent calls, {} tokens, ${:.4f}, wall {:.3g} s, {} time {:.3g} s",
                                   text_or_dash(s, "agent_calls"), text_or_dash(s, "tokens"), s.value("dollars", 0.0),
-                                  s.value("wall_seconds", 0.0), gpu_s));
+                                  s.value("wall_seconds", 0.0), timed.empty() ? "measurement" : timed, gpu_s));
   html += row("run directory", "<code>" + html_escape(fs::absolute(run_dir).lexically_normal().string()) + "</code>");
   html += row("command", "<code>" + html_escape(f.info.value("command_line", "-")) + "</code>");
   return html + "</table></section>\n";
@@ -206,7 +209,7 @@ std::string run_html(const fs::path& run_dir, const RunHtmlContext& ctx) {
   RunFacts f;
   f.info = store->run_info();
   f.config = store->config();
-  f.summary = store->summary().value_or(json::object());
+  f.summary = run_summary(*store).value_or(json{{"status", run_status(*store)}});
   f.nodes = store->nodes();
   f.edges = store->edges();
   f.evaluations = store->evaluations(/*with_samples=*/false);

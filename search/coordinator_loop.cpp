@@ -37,7 +37,47 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_suspend{false};
 
 
-nlohmann::json summarize(const State& s, const VariantGraph& g, const std::string& status, const std::string& message) {
+int64_t trial_of(const detail::Completion& c) {
+  return std::visit([](const auto& done) { return done->selection.trial; }, c);
+}
+
+// Why the run fails for its agents' failures ("" if it does not): past the minimum of finished
+// calls, the failed share reached; or at the end, every call failed.
+std::string agent_failure(const State& s, bool at_end) {
+  const int done = s.agent_calls_done, failed = s.agent_failures;
+  if (done == 0 || failed == 0) return "";
+  const bool share = done >= s.settings.agent_failure_min_calls &&
+                     failed >= s.settings.agent_failure_share * static_cast<double>(done);
+  if (!share && !(at_end && failed == done)) return "";
+  return fmt::format("{} of {} agent calls failed; the first, {} (every one is an agent_failed event)", failed, done,
+                     s.first_agent_failure);
+}
+
+// The first budget reached stops the search (the evaluation budget is enforced at dispatch).
+std::string budget_reached(const State& s) {
+  const SearchSettings& b = s.settings;
+  if (b.max_wall_s > 0 && s.elapsed() >= b.max_wall_s) return "wall-clock budget reached";
+  if (b.max_agent_calls > 0 && s.agent_calls_total >= b.max_agent_calls) return "agent-call budget reached";
+  if (b.max_tokens > 0 && s.usage.prompt_tokens + s.usage.completion_tokens >= b.max_tokens) return "token budget reached";
+  if (b.max_dollars > 0 && s.usage.dollars >= b.max_dollars) return "dollar budget reached";
+  if (s.agent_calls_total >= 20 * b.budget) return "agent-call cap reached (agents keep proposing known variants)";
+  return "";
+}
+
+// The run stays "running" in the store: `kmcts resume` takes it from its event log.
+nlohmann::json suspend(State& s, const VariantGraph& g) {
+  s.flush(g);
+  s.writer.sync();
+  s.progress.finish();
+  return summarize(s, g, "suspended", "stopped without finishing: the evaluations can no longer run (every MPI worker "
+                                      "lost); `kmcts resume` continues the run");
+}
+
+}  // namespace
+
+namespace detail {
+
+nlohmann::json summarize(const Coordinator::State& s, const VariantGraph& g, const std::string& status, const std::string& message) {
   nlohmann::json j = {{"status", status},
                       {"problem", s.problem.name},
                       {"run_dir", s.store.dir().string()},
@@ -78,43 +118,7 @@ nlohmann::json summarize(const State& s, const VariantGraph& g, const std::strin
   return j;
 }
 
-int64_t trial_of(const detail::Completion& c) {
-  return std::visit([](const auto& done) { return done->selection.trial; }, c);
-}
-
-// Why the run fails for its agents' failures ("" if it does not): past the minimum of finished
-// calls, the failed share reached; or at the end, every call failed.
-std::string agent_failure(const State& s, bool at_end) {
-  const int done = s.agent_calls_done, failed = s.agent_failures;
-  if (done == 0 || failed == 0) return "";
-  const bool share = done >= s.settings.agent_failure_min_calls &&
-                     failed >= s.settings.agent_failure_share * static_cast<double>(done);
-  if (!share && !(at_end && failed == done)) return "";
-  return fmt::format("{} of {} agent calls failed; the first, {} (every one is an agent_failed event)", failed, done,
-                     s.first_agent_failure);
-}
-
-// The first budget reached stops the search (the evaluation budget is enforced at dispatch).
-std::string budget_reached(const State& s) {
-  const SearchSettings& b = s.settings;
-  if (b.max_wall_s > 0 && s.elapsed() >= b.max_wall_s) return "wall-clock budget reached";
-  if (b.max_agent_calls > 0 && s.agent_calls_total >= b.max_agent_calls) return "agent-call budget reached";
-  if (b.max_tokens > 0 && s.usage.prompt_tokens + s.usage.completion_tokens >= b.max_tokens) return "token budget reached";
-  if (b.max_dollars > 0 && s.usage.dollars >= b.max_dollars) return "dollar budget reached";
-  if (s.agent_calls_total >= 20 * b.budget) return "agent-call cap reached (agents keep proposing known variants)";
-  return "";
-}
-
-// The run stays "running" in the store: `kmcts resume` takes it from its event log.
-nlohmann::json suspend(State& s, const VariantGraph& g) {
-  s.flush(g);
-  s.writer.sync();
-  s.progress.finish();
-  return summarize(s, g, "suspended", "stopped without finishing: the evaluations can no longer run (every MPI worker "
-                                      "lost); `kmcts resume` continues the run");
-}
-
-}  // namespace
+}  // namespace detail
 
 void Coordinator::request_stop() { g_stop.store(true); }
 void Coordinator::request_suspend() { g_suspend.store(true); }

@@ -226,5 +226,8 @@ void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
 /// count (what logs before 2026-12-03 recorded) gives none.
 nlohmann::json spare_plans_json(const std::vector<Plan>& plans);
 std::vector<Plan> spare_plans_from_json(const nlohmann::json& recorded);
+/// The run's summary as summary.json holds it (status, counts, usage, seed, best) at this point.
+nlohmann::json summarize(const Coordinator::State& s, const VariantGraph& g, const std::string& status,
+                         const std::string& message);
 
 }  // namespace kmcts::detail

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "hardware/sandbox.hpp"
+#include "search/run_state.hpp"
 #include "search/run_store.hpp"
 
 namespace kmcts {
@@ -27,7 +28,7 @@ json export_json(const RunStore& store) {
   json out;
   out["run"] = store.run_info();
   out["config"] = store.config();
-  out["status"] = store.status();
+  out["status"] = run_status(store);
   out["nodes"] = json::array();
   for (const NodeRecord& n : store.nodes()) out["nodes"].push_back(to_json(n));
   out["edges"] = json::array();
@@ -37,7 +38,7 @@ json export_json(const RunStore& store) {
   for (const EvaluationRecord& ev : store.evaluations(/*with_samples=*/true))
     out["evaluations"].push_back(
         {{"node", ev.node}, {"seq", ev.seq}, {"result", to_json(ev.result, false)}});
-  const auto summary = store.summary();
+  const auto summary = run_summary(store);
   out["summary"] = summary ? *summary : json(nullptr);
   return out;
 }

@@ -162,6 +162,7 @@ class Replayer {
   }
 
   const VariantGraph& graph() const { return graph_; }
+  const State& state() const { return *state_; }
 
  private:
   Problem problem_;
@@ -173,6 +174,48 @@ class Replayer {
 
 }  // namespace
 
+namespace {
+
+// A scratch folder for a replay of `run_dir`, removed when done.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const fs::path& run_dir)
+      : path_(fs::temp_directory_path() / fmt::format("kmcts-replay-{}-{}", ::getpid(), run_dir.filename().string())) {
+    fs::remove_all(path_);
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+json summarize_from_log(const fs::path& run_dir, const std::string& status, const std::string& message) {
+  auto original = RunStore::open(run_dir);
+  const auto events = original->events();
+  if (original->nodes().empty())  // killed before its seed was recorded
+    return {{"status", status}, {"message", message}, {"problem", original->run_info().value("problem", "")},
+            {"run_dir", run_dir.string()}, {"evaluations", 0}, {"failures", 0}, {"nodes", 0}, {"edges", 0},
+            {"wall_seconds", events.empty() ? 0.0 : events.back().time_s}};
+  ScratchDir scratch(run_dir);
+  Replayer replayer(*original, scratch.path());
+  for (const auto& e : events)
+    if (std::string mismatch = replayer.apply(e); !mismatch.empty())
+      throw RunError(fmt::format("{}: its event log does not replay at event {} ({}): {}", run_dir.string(), e.seq, e.kind,
+                                 mismatch));
+  json summary = detail::summarize(replayer.state(), replayer.graph(), status, message);
+  summary["run_dir"] = run_dir.string();
+  summary["wall_seconds"] = events.empty() ? 0.0 : events.back().time_s;
+  return summary;
+}
+
 ReplayReport replay_run(const fs::path& run_dir) {
   auto original = RunStore::open(run_dir);
   auto events = original->events();
@@ -180,11 +223,10 @@ ReplayReport replay_run(const fs::path& run_dir) {
   for (const auto& e : events) replayable |= e.kind == "select";
   if (!replayable && events.size() > 2)
     throw InputError(fmt::format("{}: the event log has no 'select' events (recorded before replay existed)", run_dir.string()));
-  fs::path scratch = fs::temp_directory_path() / fmt::format("kmcts-replay-{}-{}", ::getpid(), run_dir.filename().string());
-  fs::remove_all(scratch);
+  ScratchDir scratch(run_dir);
   ReplayReport report;
-  try {
-    Replayer replayer(*original, scratch);
+  {
+    Replayer replayer(*original, scratch.path());
     std::vector<EventRecord> replayed;
     for (const auto& e : events) {
       std::string mismatch = replayer.apply(e);
@@ -202,11 +244,7 @@ ReplayReport replay_run(const fs::path& run_dir) {
     report.nodes = replayer.graph().size();
     report.edges = replayer.graph().edge_count();
     report.identical = report.mismatch.empty();
-  } catch (...) {
-    fs::remove_all(scratch);
-    throw;
   }
-  fs::remove_all(scratch);
   return report;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "search/records.hpp"
 
 namespace kmcts {
@@ -27,6 +29,13 @@ struct ReplayReport {
 ReplayReport replay_run(const std::filesystem::path& run_dir);
 
 class RunStore;
+
+/// The summary of a run whose process died before it finished (`kmcts show`, `export` and the
+/// run's HTML page): its event log re-applied as replay_run does, then summarised as the run
+/// would have summarised itself at its last event, with `status` and `message`. Its wall
+/// seconds are those of the last event.
+nlohmann::json summarize_from_log(const std::filesystem::path& run_dir, const std::string& status,
+                                  const std::string& message);
 
 /// Two event logs compared event by event, wall times and how LLM replies were fetched
 /// (attempts, retries, cassette hit or recorded) aside: "" when equal, else the first

@@ -68,6 +68,7 @@ class ReplayEvaluator final : public Evaluator {
     EvalResult miss;
     miss.verdict = Verdict::infra_error;
     miss.message = fmt::format("replay miss: no recorded run of '{}' measured source {}", problem_, short_hash(build.source_hash));
+    miss.details["replay_miss"] = true;
     return miss;
   }
 

@@ -52,6 +52,35 @@ nlohmann::json Coordinator::resume() {
   return loop(g.node(0).status != NodeStatus::pending);
 }
 
+namespace {
+
+// A completed run extended to more evaluations must have room under its other limits, or it
+// would stop again at once: the limit it reached is named, with the --set that raises it.
+void check_limits_left(const std::filesystem::path& run_dir, const nlohmann::json& summary, const Config& config) {
+  struct Limit {
+    const char* key;
+    const char* what;
+    double spent;
+  };
+  const Limit limits[] = {
+      {"search.max_wall_s", "wall-clock budget", summary.value("wall_seconds", 0.0)},
+      {"search.max_agent_calls", "agent-call budget", summary.value("agent_calls", 0.0)},
+      {"search.max_tokens", "token budget", summary.value("tokens", 0.0)},
+      {"search.max_dollars", "dollar budget", summary.value("dollars", 0.0)},
+  };
+  for (const Limit& l : limits) {
+    const double limit = std::string(l.key) == "search.max_wall_s" || std::string(l.key) == "search.max_dollars"
+                             ? config.get_double(l.key)
+                             : static_cast<double>(config.get_int(l.key));
+    if (limit > 0 && l.spent >= limit)
+      throw InputError(fmt::format("run directory '{}' has used its {} ({} = {:g}; {:.4g} spent): extending it needs a "
+                                   "larger one too, e.g. --set {}={:g}",
+                                   run_dir.string(), l.what, l.key, limit, l.spent, l.key, 2 * limit));
+  }
+}
+
+}  // namespace
+
 nlohmann::json resume_search(const ResumeRequest& request) {
   // Nothing is written into a folder that is not a run (not even the lock).
   if (!std::filesystem::is_directory(request.run_dir))
@@ -74,7 +103,19 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
   if (request.workers) config.set_value("search.workers", *request.workers, "--workers");
   for (const auto& [key, value] : request.overrides) config.set_value(key, value, "resume");
-  if (request.budget || request.workers || !request.overrides.empty()) store->update_config(config.to_json());
+  for (const std::string& s : request.sets) {
+    const std::string key = s.substr(0, s.find('='));
+    if (key != "search.max_wall_s" && key != "search.max_agent_calls" && key != "search.max_tokens" &&
+        key != "search.max_dollars")
+      throw InputError(fmt::format("resume --set {}: only the limits a run is extended past can change (search.max_wall_s, "
+                                   "search.max_agent_calls, search.max_tokens, search.max_dollars); the rest of the "
+                                   "config stays as the run recorded it",
+                                   key));
+    config.set(s);
+  }
+  if (extends) check_limits_left(request.run_dir, *store->summary(), config);
+  if (request.budget || request.workers || !request.overrides.empty() || !request.sets.empty())
+    store->update_config(config.to_json());
   // Runs since KernelBench-format problems record the path they loaded (a file or a folder).
   const nlohmann::json info = store->run_info();
   std::filesystem::path problem_dir = info.value("problem_path", info.value("problem_dir", ""));

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,10 @@ struct ResumeRequest {
   /// Options set over the stored config for the rest of the run (e.g. the GPU a campaign gives
   /// it now), recorded in the run's config like --budget.
   std::map<std::string, nlohmann::json> overrides;
+  /// `--set key=value` of the user: only the limits a run can be extended past
+  /// (search.max_wall_s, max_agent_calls, max_tokens, max_dollars); other options would make
+  /// the recorded log replay differently. Recorded in the run's config.
+  std::vector<std::string> sets;
   bool progress = true;
 };
 

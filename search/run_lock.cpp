@@ -32,6 +32,20 @@ FolderLock::FolderLock(const std::filesystem::path& dir) {
   }
 }
 
+std::optional<std::string> folder_holder(const std::filesystem::path& dir) {
+  const std::string path = (dir / "lock").string();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  std::optional<std::string> holder;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0) {
+    char pid[32] = {0};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    holder = n > 0 ? std::string(pid, static_cast<size_t>(n)) : std::string("(unknown)");
+  }
+  ::close(fd);  // releases the shared lock taken to probe
+  return holder;
+}
+
 FolderLock::~FolderLock() {
   if (fd_ >= 0) ::close(fd_);
 }

@@ -3,6 +3,8 @@
 // to the same folder (say, `kmcts resume` while the run is still going) is refused with an
 // error naming the process that holds it, instead of both writing the same event log.
 #include <filesystem>
+#include <optional>
+#include <string>
 
 namespace kmcts {
 
@@ -18,5 +20,10 @@ class FolderLock {
  private:
   int fd_ = -1;
 };
+
+/// Whether a live process holds DIR/lock, without taking it or creating anything: the holder's
+/// pid as it wrote it ("(unknown)" if unreadable), or nullopt when no process holds the folder
+/// (the lock file missing included).
+std::optional<std::string> folder_holder(const std::filesystem::path& dir);
 
 }  // namespace kmcts

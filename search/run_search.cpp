@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/clock.hpp"
+#include "core/error.hpp"
 #include "core/problem.hpp"
 #include "search/coordinator.hpp"
 #include "search/run_lock.hpp"
@@ -23,9 +27,33 @@ std::string host_name() {
   return buffer;
 }
 
+// A new run goes into a folder that does not exist, is empty, or holds only what a run killed
+// while being created leaves (its empty sources/ and logs/, a partial store, its lock); never
+// into a folder of other files, which the run would mix its own into.
+void check_new_run_dir(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!fs::is_directory(dir, ec)) throw InputError(fmt::format("--out {}: is a file, not a folder", dir.string()));
+  if (fs::exists(dir / "run.sqlite", ec)) return;  // RunStore::create names it as a run already there
+  std::vector<std::string> others;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool leftover = name == "lock" || name.rfind("run.sqlite.partial", 0) == 0 ||
+                          ((name == "sources" || name == "logs") && fs::is_empty(entry.path(), ec));
+    if (!leftover) others.push_back(name);
+  }
+  if (others.empty()) return;
+  std::sort(others.begin(), others.end());
+  if (others.size() > 3) others.resize(3), others.push_back("...");
+  throw InputError(fmt::format("--out {}: the folder is not empty and holds no run ({}); give a new or empty folder",
+                               dir.string(), fmt::join(others, ", ")));
+}
+
 }  // namespace
 
 nlohmann::json run_search(const RunRequest& request) {
+  if (!request.run_dir.empty()) check_new_run_dir(request.run_dir);
   Problem problem = load_problem(request.problem_dir);
   SearchSettings settings = SearchSettings::from_config(request.config);
   settings.progress = request.progress;

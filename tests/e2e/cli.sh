@@ -39,6 +39,10 @@ check "doctor" 0 "host compiler +yes" -- "$kmcts" doctor
 run="$work/run"
 check "run (synthetic)" 0 "speedup .*x over seed" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --budget 15 --seed 3 --out "$run"
 check "run again into the same dir" 2 "already holds a run" -- "$kmcts" run "$fixture" --set evaluator.name=synthetic --out "$run"
+mkdir -p "$work/notes" && echo "keep me" > "$work/notes/notes.txt"
+check "run into a folder of other files" 2 "^kmcts: error: --out $work/notes: the folder is not empty and holds no run \(notes.txt\)" -- \
+  "$kmcts" run "$fixture" --set evaluator.name=synthetic --out "$work/notes"
+check "that folder untouched" 0 "^notes.txt$" -- ls "$work/notes"
 check "show" 0 "evaluations +15" -- "$kmcts" show "$run"
 check "replay" 0 "the rebuilt graph equals the stored one" -- "$kmcts" replay "$run"
 check "replay missing" 2 "$work/none" -- "$kmcts" replay "$work/none"

@@ -29,5 +29,19 @@ check "missing dir" 2 "$work/nope" -- "$kmcts" report "$work/nope" --html "$work
 check "bad format" 2 "format" -- "$kmcts" report "$run" --format xml
 check "bad target" 2 "target" -- "$kmcts" report "$run" --target 2
 
+# A grid replayed from a record that lacks some of the variants its searches reach: the misses
+# are their own column, not failures, and both ablate and the report warn about their share.
+cat >"$work/grid.json" <<EOF
+{"name": "misses", "base": {"set": {"evaluator.name": "replay"}},
+ "axes": [{"name": "c", "key": "search.exploration", "values": [0.2, 1]}],
+ "problems": [{"path": "$src/problems/cpu/matmul", "recorded": ["$src/bench/search_quality/recorded/matmul-devbox"]}],
+ "seeds": [0], "budget": 60}
+EOF
+check "ablate warns of replay misses" 0 "warning: [0-9.]+% of the evaluations \([0-9]+ of 120, in 2 of 2 runs\) were replay misses" -- \
+  "$kmcts" ablate "$work/grid.json" --out "$work/grid" --quiet
+check "report counts replay misses apart" 0 "\| configuration \| n \| failure rate \| replay misses \| evaluations \| wall s \| CPU s \|" -- \
+  "$kmcts" report "$work/grid"
+check "report warns of replay misses" 0 "^\*\*Warning:\*\* [0-9.]+% of the evaluations" -- "$kmcts" report "$work/grid"
+
 echo "report.sh: $passes passed, $failures failed"
 [ "$failures" = 0 ]

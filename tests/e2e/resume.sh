@@ -25,6 +25,17 @@ before=$(ls "$run/sources" | wc -l)
 # The killed run's log replays (its visit statistics may lag the log: not compared).
 killed=$("$kmcts" replay "$run") || fail "replay of the killed run: $killed"
 grep -q "never finished" <<<"$killed" || fail "replay did not say the run never finished: $killed"
+# It shows as stopped (no process holds its lock), with a summary computed from its store.
+shown=$("$kmcts" show "$run") || fail "show of the killed run exited $?: $shown"
+grep -qE "^status +stopped" <<<"$shown" || fail "the killed run does not show as stopped: $shown"
+stored=$(sqlite3 "$run/run.sqlite" "select count(*) from evaluations")
+grep -qE "^evaluations +$stored " <<<"$shown" || fail "show does not count the $stored stored evaluations: $shown"
+grep -q "kmcts resume" <<<"$shown" || fail "show of the killed run does not say how to continue it: $shown"
+exported=$("$kmcts" export "$run" | python3 -c "import json,sys; d=json.load(sys.stdin); print(d['status'], d['summary']['status'])")
+[ "$exported" = "stopped stopped" ] || fail "export of the killed run says '$exported'"
+"$kmcts" report "$run" --html "$work/killed.html" --quiet && grep -q ">stopped<" "$work/killed.html" ||
+  fail "the killed run's page does not say stopped"
+[ -f "$run/summary.json" ] && fail "show wrote a summary.json into the killed run"
 
 before_s=$(sqlite3 "$run/run.sqlite" "select max(time_s) from events")
 out=$("$kmcts" resume "$run" --budget 44 --quiet) || fail "resume exited $?: $out"
@@ -51,6 +62,22 @@ again=$("$kmcts" resume "$run" 2>&1)
 out=$("$kmcts" resume "$run" --budget 48 --quiet) || fail "extending the completed run exited $?: $out"
 grep -qE "^evaluations +48 " <<<"$out" || fail "the extension did not spend the larger budget: $out"
 replay=$("$kmcts" replay "$run") || fail "replay after the extension: $replay"
+
+# A run that stopped at its wall-clock budget is extended only with room under that limit: the
+# refusal names the limit and the --set that raises it, and changes nothing; with it, it goes on.
+walled="$work/walled"
+"$kmcts" run "$src/tests/fixtures/synthetic_space" --set evaluator.name=synthetic --set evaluator.synthetic.latency_ms=100 \
+  --set search.max_wall_s=0.6 --budget 100 --out "$walled" --quiet >/dev/null 2>&1 || fail "the wall-limited run failed"
+had=$(sqlite3 "$walled/run.sqlite" "select count(*) from evaluations")
+out=$("$kmcts" resume "$walled" --budget 200 --quiet 2>&1)
+[ $? = 2 ] && grep -q "has used its wall-clock budget (search.max_wall_s = 0.6; .* --set search.max_wall_s=1.2" <<<"$out" ||
+  fail "extending a run past its wall-clock budget was not refused as it should be: $out"
+grep -q '"budget": 100' "$walled/config.json" || fail "the refused extension changed the run's config"
+out=$("$kmcts" resume "$walled" --budget 200 --set search.max_wall_s=1.5 --quiet) || fail "the extension with a larger limit: $out"
+now=$(sqlite3 "$walled/run.sqlite" "select count(*) from evaluations")
+[ "$now" -gt "$had" ] || fail "the extension with a larger wall-clock limit did not evaluate more ($had, then $now)"
+out=$("$kmcts" resume "$walled" --budget 300 --set search.policy=uct 2>&1)
+[ $? = 2 ] && grep -q "only the limits a run is extended past can change" <<<"$out" || fail "resume --set of a search option: $out"
 
 # Ctrl-C (SIGINT) stops a run after the work in flight, as interrupted; resume takes it on.
 stopped="$work/stopped"
@@ -87,7 +114,11 @@ pid=$!
 for _ in $(seq 1 100); do [ -f "$slow/lock" ] && break; sleep 0.05; done
 out=$("$kmcts" resume "$slow" 2>&1)
 code=$?
+shown=$("$kmcts" show "$slow" 2>&1)
+show_code=$?
 kill -9 "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 [ $code = 2 ] && grep -q "in use by kmcts process $pid" <<<"$out" || fail "a resume of a running run was not refused: $out"
-echo "14 passed, 0 failed"
+[ $show_code = 2 ] && grep -q "kmcts process $pid is still running it" <<<"$shown" ||
+  fail "show of a live run did not name its process: $shown"
+echo "20 passed, 0 failed"

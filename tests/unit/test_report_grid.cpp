@@ -23,9 +23,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A chain of variants: evaluation i is node i, child of node i - 1; speedup 0 = a failure.
-void write_run(const fs::path& dir, const std::string& problem, const std::vector<double>& speedups) {
-  auto store = RunStore::create(dir, {{"problem", problem}, {"command_line", "test"}}, {{"search", {{"seed", 0}}}});
+// A chain of variants: evaluation i is node i, child of node i - 1; speedup 0 = a failure, -1 =
+// a replay miss. `evaluator`: the description the run records.
+void write_run(const fs::path& dir, const std::string& problem, const std::vector<double>& speedups,
+               const nlohmann::json& evaluator = {{"evaluator", "cuda"}}) {
+  auto store = RunStore::create(dir, {{"problem", problem}, {"command_line", "test"}, {"evaluator", evaluator}},
+                                {{"search", {{"seed", 0}}}});
   RunStore::Transaction tx(*store);
   for (size_t i = 0; i < speedups.size(); ++i) {
     NodeRecord n;
@@ -48,8 +51,9 @@ void write_run(const fs::path& dir, const std::string& problem, const std::vecto
     }
     EvaluationRecord ev;
     ev.node = n.id;
-    ev.result.verdict = speedups[i] > 0 ? Verdict::ok : Verdict::compile_error;
-    ev.result.speedup = speedups[i];
+    ev.result.verdict = speedups[i] > 0 ? Verdict::ok : speedups[i] < 0 ? Verdict::infra_error : Verdict::compile_error;
+    ev.result.speedup = std::max(0.0, speedups[i]);
+    if (speedups[i] < 0) ev.result.message = "replay miss: no recorded run of 'p' measured source 0123", ev.result.details["replay_miss"] = true;
     ev.result.run_seconds = 0.5;
     store->add_evaluation(ev);
   }
@@ -197,6 +201,48 @@ TEST_CASE("report grid: markdown, CSV and JSON hold the tables") {
   fs::remove_all(out);
 }
 
+TEST_CASE("report grid: replay misses are their own category, and a grid with many says so") {
+  const fs::path out = kmcts::test::fresh_dir("report-misses");
+  fs::create_directories(out);
+  auto index = AblationIndex::open_for_writing(out);
+  index->write_grid({{"name", "replayed"}, {"baseline", "A"}, {"budget", "10"}}, {"policy"},
+                    {{"A", 0, {{"policy", "a"}}, {"search.policy=uct"}}});
+  const nlohmann::json replayed_cpu = {{"evaluator", "replay"}, {"device", {{"evaluator", "cpu"}}}};
+  auto run = [&](int seed, const std::vector<double>& speedups) {
+    AblationRunRow row;
+    row.run_id = fmt::format("A--p1--s{}", seed);
+    row.config = "A", row.problem = "p1", row.seed = seed, row.run_dir = "runs/" + row.run_id, row.status = "done";
+    row.gpu_s = 1.0;
+    write_run(out / row.run_dir, "p1", speedups, replayed_cpu);
+    index->put_run(row);
+  };
+  run(0, {1, -1, 2, 0, -1, 3, 3, 3, 3, 3});   // 2 misses, 1 failure of 8 measured
+  run(1, {1, 2, 2, 2, 2, 2, 2, 2, 2, -1});    // 1 miss, no failure
+  const GridData grid = load_grid(out);
+  CHECK(grid.replay_misses.misses == 3);
+  CHECK(grid.replay_misses.evaluations == 20);
+  CHECK(grid.replay_misses.runs_with_misses == 2);
+  CHECK(grid.timed_on == "CPU");  // what the replayed runs timed
+  const GridReport r = compute_grid_report(grid, ReportSettings{});
+  const auto& all = r.stats.front().cells.at("A");
+  CHECK(all[metric(r, "failure_rate")].mean.value == doctest::Approx((1.0 / 8 + 0.0) / 2));
+  CHECK(all[metric(r, "replay_misses")].mean.value == doctest::Approx((0.2 + 0.1) / 2));
+  CHECK(r.metrics[metric(r, "gpu_s")].label == "CPU s");
+  const std::string md = report_markdown(r);
+  for (const char* part : {"**Warning:** 15.0% of the evaluations (3 of 20, in 2 of 2 runs) were replay misses",
+                           "| replay misses |", "| CPU s |"})
+    CHECK_MESSAGE(md.find(part) != std::string::npos, part);
+  CHECK(md.find("GPU s") == std::string::npos);
+  CHECK(report_json(r)["grid"]["replay_miss_warning"].get<std::string>().find("15.0%") == 0);
+  // Below the threshold: counted, not warned about.
+  ReplayMisses few;
+  few.add(1, 40);
+  CHECK(replay_miss_warning(few).empty());
+  few.add(2, 10);
+  CHECK(replay_miss_warning(few).find("6.0% of the evaluations (3 of 50, in 2 of 2 runs)") == 0);
+  fs::remove_all(out);
+}
+
 TEST_CASE("report grid: a baseline that is not a configuration, or a folder that is not a grid") {
   const fs::path out = make_grid("report-baseline");
   CHECK_THROWS_WITH_AS(load_grid(out, "C"), doctest::Contains("baseline 'C' is not a configuration"), InputError);
@@ -240,6 +286,7 @@ TEST_CASE("report run page: one self-contained HTML file with every section") {
                            "id=\"best\"", "id=\"config\"", "search.policy=uct", "<b>8.00x</b>", "found at evaluation 12",
                            "step 11", "class=\"add\">+int block() { return 11; }", "class=\"del\">-int block() { return 0; }"})
     CHECK_MESSAGE(html.find(part) != std::string::npos, part);
+  CHECK(html.find("GPU time 6 s") != std::string::npos);  // 12 evaluations of 0.5 s, on the cuda evaluator
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("<link") == std::string::npos);
   CHECK(html.find(" src=") == std::string::npos);

@@ -141,4 +141,11 @@ TEST_CASE("report curve: best so far, carried past the end; evaluations to a tar
   const RunCurve failed_first = curve_from_results({{false, 0.0}, {true, 2.0}});
   CHECK(failed_first.best_at(1) == 0);  // no correct kernel yet
   CHECK(RunCurve{}.best_at(5) == 0);
+  // Replay misses (marked by position) are neither failures nor measured evaluations.
+  const RunCurve missed = curve_from_results({{true, 1.0}, {false, 0.0}, {false, 0.0}, {true, 2.0}}, {false, true, false, false});
+  CHECK(missed.failures == 1);
+  CHECK(missed.replay_misses == 1);
+  CHECK(missed.failure_rate() == doctest::Approx(1.0 / 3));
+  CHECK(missed.replay_miss_rate() == doctest::Approx(0.25));
+  CHECK(missed.best_so_far == std::vector<double>{1, 1, 1, 2});
 }
