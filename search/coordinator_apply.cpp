@@ -98,17 +98,12 @@ void prepare_child(AgentDone& done) {
   done.plan_data = std::make_shared<const nlohmann::json>(done.plan.data);
 }
 
-void start_agents(State& s, VariantGraph& g, Selection sel) {
-  sel.trial = ++s.trials;
-  s.in_flight++;
-  s.agent_stage++;
-  s.agent_calls_total++;
-  int call = State::at_node(s.agent_calls, sel.node)++;
-  if (sel.kind == Selection::Kind::debug) s.dirty.node(sel.node);  // its repair count went up
-  s.event_lazy("select", [trial = sel.trial, debug = sel.kind == Selection::Kind::debug, node = sel.node, path = sel.path] {
-    return nlohmann::json{{"trial", trial}, {"kind", debug ? "debug" : "expand"}, {"node", node}, {"path", path}};
-  });
-  if (s.replaying) return;
+namespace {
+
+// The agent call of a trial: its context from the graph as it stands, its rng from the node and
+// the node's call count `call`, and the spare plan it took (if any); the outcome is pushed as
+// a completion.
+void submit_agents(State& s, VariantGraph& g, Selection sel, int call, std::optional<Plan> plan) {
   CounterRng rng(s.settings.seed, mix64(static_cast<uint64_t>(sel.node)) ^ mix64(static_cast<uint64_t>(call) + 1) ^
                                       string_key(sel.kind == Selection::Kind::debug ? "debug" : "expand"));
   if (sel.kind == Selection::Kind::debug) {
@@ -130,8 +125,6 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
     });
     return;
   }
-  std::optional<Plan> plan;
-  if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) plan = std::move(queue.front()), queue.erase(queue.begin());
   PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng};
   g.for_each_child(sel.node, [&](int c, const EdgeRecord& e) {
     NodeView& tried = ctx.tried.emplace_back(s.brief_view(g, c));
@@ -176,8 +169,42 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   });
 }
 
+}  // namespace
+
+void start_agents(State& s, VariantGraph& g, Selection sel) {
+  sel.trial = ++s.trials;
+  s.in_flight++;
+  s.agent_stage++;
+  s.agent_calls_total++;
+  const int call = State::at_node(s.agent_calls, sel.node)++;
+  // An expansion takes the node's next spare plan, if a planner call left one, at selection
+  // time: a replay (resume) does the same, so the queue it rebuilds is the one the run had.
+  std::optional<Plan> plan;
+  if (sel.kind == Selection::Kind::expand)
+    if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty())
+      plan = std::move(queue.front()), queue.erase(queue.begin());
+  if (sel.kind == Selection::Kind::debug) s.dirty.node(sel.node);  // its repair count went up
+  s.event_lazy("select", [trial = sel.trial, debug = sel.kind == Selection::Kind::debug, node = sel.node, path = sel.path] {
+    return nlohmann::json{{"trial", trial}, {"kind", debug ? "debug" : "expand"}, {"node", node}, {"path", path}};
+  });
+  if (s.replaying) {  // the call is made only if the log ends before its outcome (resume_agents)
+    s.open_calls[sel.trial] = State::OpenCall{call, std::move(plan)};
+    return;
+  }
+  submit_agents(s, g, std::move(sel), call, std::move(plan));
+}
+
+void resume_agents(State& s, VariantGraph& g, const Selection& sel) {
+  auto it = s.open_calls.find(sel.trial);
+  if (it == s.open_calls.end()) throw std::logic_error("resume_agents: trial " + std::to_string(sel.trial) + " is not open");
+  State::OpenCall open = std::move(it->second);
+  s.open_calls.erase(it);
+  submit_agents(s, g, sel, open.call, std::move(open.plan));
+}
+
 void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   s.agent_stage--;
+  if (!s.open_calls.empty()) s.open_calls.erase(d.selection.trial);  // a replay: the call came back
   const Selection& sel = d.selection;
   s.usage.add_totals(d.code.usage);
   // LLM agents leave their usage and every call's record (attempts, errors) in the event;

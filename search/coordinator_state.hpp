@@ -129,6 +129,14 @@ struct Coordinator::State {
   // Plans proposed for it, not yet used, oldest first (a few: a vector, which allocates
   // nothing until used, where a deque allocates two blocks for every node).
   std::vector<std::vector<Plan>> queued_plans;
+  /// While replaying a log: the trials selected whose agent outcome is not (yet) in it, with
+  /// what their call had in hand (the node's call count, the spare plan taken), so that a
+  /// resume makes the very call the run would have made.
+  struct OpenCall {
+    int call = 0;
+    std::optional<Plan> plan;
+  };
+  std::map<int64_t, OpenCall> open_calls;
   std::vector<int> agent_calls;                            // agent calls made for it (keys their RNG)
   // Its plan history (root to node): the link made with it, shared with every view of it.
   std::vector<std::shared_ptr<const PlanLink>> plan_links;
@@ -216,6 +224,8 @@ namespace kmcts::detail {
 void add_root(Coordinator::State& s, VariantGraph& g);
 /// Starts a trial: bookkeeping and a "select" event; unless replaying, the agent call.
 void start_agents(Coordinator::State& s, VariantGraph& g, Selection sel);
+/// Makes the agent call of a trial a replayed log left open (resume), as the run would have.
+void resume_agents(Coordinator::State& s, VariantGraph& g, const Selection& sel);
 /// Counts an evaluation as started; unless replaying, compiles then measures on the pools.
 /// `count`: false when evaluating again a variant whose measurement was lost (resume).
 void start_evaluation(Coordinator::State& s, Selection sel, int node, std::shared_ptr<const std::string> source,

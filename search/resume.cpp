@@ -36,15 +36,12 @@ nlohmann::json Coordinator::resume() {
   std::vector<int> lost;  // variants created whose measurement never came back
   for (int n = 0; n < g.size(); ++n)
     if (g.node(n).status == NodeStatus::pending) lost.push_back(n);
-  s.event("resumed", {{"events", events.size()}, {"cancelled_agent_calls", open_trials.size()}, {"evaluations_redone", lost},
+  s.event("resumed", {{"events", events.size()}, {"agent_calls_redone", open_trials.size()}, {"evaluations_redone", lost},
                       {"budget", s.settings.budget}, {"workers", s.settings.workers}});
-  for (const Selection& sel : open_trials) {
-    detail::AgentDone cancelled;
-    cancelled.selection = sel;
-    cancelled.error = "cancelled: the run stopped before the agents answered";
-    detail::apply_agent(s, g, cancelled);
-  }
   s.writer.end_batch();
+  // The agent calls the run had made but not heard back from are made again, each as it was
+  // (same trial, same call of its node, same spare plan), so the search goes on as it would have.
+  for (const Selection& sel : open_trials) detail::resume_agents(s, g, sel);
   for (int n : lost) {
     if (n == 0) s.in_flight = std::max(s.in_flight, 1);  // the seed's evaluation is no trial
     detail::start_evaluation(s, replayer.selection_of(n), n, s.source_of(n), /*count=*/false);
