@@ -174,15 +174,27 @@ std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans)
     std::vector<Item> items;
     std::istringstream in(reply);
     bool in_code = false;
+    bool open_item = false;  // the last line was a list item or its continuation
     for (std::string line; std::getline(in, line);) {
       if (trim(line).rfind("```", 0) == 0) in_code = !in_code;
       std::smatch m;
-      if (in_code) continue;
+      if (in_code) {
+        open_item = false;
+        continue;
+      }
       if (std::regex_match(line, m, item)) {
         const std::string marker = trim(line).substr(0, 1);
         items.push_back({std::isdigit(static_cast<unsigned char>(marker[0])) ? 0 : 1, static_cast<size_t>(m[1].length()), m[2]});
+        open_item = true;
       } else if (std::regex_match(line, m, heading)) {
         items.push_back({2, 0, m[2]});
+        open_item = false;
+      } else if (open_item && !trim(line).empty() &&
+                 line.find_first_not_of(" \t") > items.back().indent) {
+        // A hard-wrapped item: its indented next line continues its text.
+        items.back().text += " " + trim(line);
+      } else {
+        open_item = false;
       }
     }
     // List items over numbered headings ("## 1. Analysis" above the list); bullets that all come

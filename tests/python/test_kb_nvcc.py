@@ -70,6 +70,17 @@ class Wrapper(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         self.assertIn("did not build without torch/types.h", run.stderr)
 
+    def test_an_error_of_the_code_itself_is_reported_from_the_copy(self):
+        # A type error no header can mend (as in tests/fixtures/llm_replies/kb_cuda_coder_broken.md):
+        # one compile, the torch header never parsed, the message on the source's own line.
+        body = KERNEL + "__global__ void bad(float4* y) { y[0] = 2.f * y[0]; }\n"
+        run = self.build(body)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn('no operator "*" matches these operands', run.stderr)
+        self.assertNotIn("did not build without", run.stderr)
+        self.assertNotIn("torch header was parsed", run.stderr)
+        self.assertIn(f"cuda.cu({len((PREFIX + body).splitlines())})", run.stderr)
+
     def test_messages_point_at_the_source_lines(self):
         run = self.build(KERNEL + "__global__ void idle() { int unused; }\n")
         self.assertEqual(run.returncode, 0, run.stderr)

@@ -122,3 +122,70 @@ TEST_CASE("llm corpus: a kernel nvcc refused reaches the Debugger with nvcc's ow
   const auto [fixed_rc, fixed_log] = nvcc_build(nvcc, fixed.source, scratch / "fixed");
   CHECK_MESSAGE(fixed_rc == 0, fixed_log);
 }
+
+namespace {
+
+// The CUDA source a KernelBench ModelNew hands load_inline: its CUDA_SOURCE = r"""...""" string.
+std::string cuda_source_of(const std::string& model_new) {
+  const std::string open = "CUDA_SOURCE = r\"\"\"";
+  const size_t start = model_new.find(open);
+  REQUIRE(start != std::string::npos);
+  const size_t end = model_new.find("\"\"\"", start + open.size());
+  REQUIRE(end != std::string::npos);
+  return model_new.substr(start + open.size(), end - start - open.size());
+}
+
+}  // namespace
+
+TEST_CASE("llm corpus: a KernelBench ModelNew whose load_inline source nvcc refused, its Debugger repair, as on the H200") {
+  const std::filesystem::path dir = std::filesystem::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "llm_replies";
+  const std::string broken = *extract_code(read_file(dir / "kb_cuda_coder_broken.md"), "kernelbench");
+  const std::string build_log = read_file(dir / "kb_cuda_nvcc_error.log");  // recorded on the H200
+  const std::string fix_reply = read_file(dir / "kb_cuda_debugger_fix.md");
+  std::mutex mutex;
+  std::string prompt;
+  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
+    std::lock_guard lock(mutex);
+    prompt = user;
+    return fix_reply;
+  });
+  Config c;
+  c.set_value("agents.llm.base_url", server.base_url(), "test");
+  c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
+  const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" /
+                                       "llm" / "level1" / "88_tanh_gelu.py");
+  DebugContext d;
+  d.problem = &problem;
+  d.parent.source_text = std::make_shared<const std::string>(problem.seed_source);
+  d.failed.source_text = std::make_shared<const std::string>(broken);
+  EvalResult failed;
+  failed.verdict = Verdict::compile_error;
+  failed.message = "compile error: RuntimeError: Error building extension 'gelu_float4'";
+  failed.log = build_log;
+  d.failed.result = std::make_shared<const EvalResult>(failed);
+  const CodeResult fixed = DebuggerRegistry::instance().create("debugger", "llm", c)->repair(d);
+  REQUIRE_MESSAGE(fixed.ok, fixed.error);
+  {
+    std::lock_guard lock(mutex);
+    CHECK(prompt.find("who repairs PyTorch models") != std::string::npos);  // the KernelBench debugger's prompt
+    CHECK(prompt.find("cuda.cu(14): error: no operator \"*\" matches these operands") != std::string::npos);
+    CHECK(prompt.find("const float4 inner = k0 * (v + k1 * v * v * v);") != std::string::npos);  // the failed source
+  }
+  CHECK(fixed.source.find("class ModelNew") != std::string::npos);
+  CHECK(fixed.source.find("make_float4(gelu1(v.x), gelu1(v.y), gelu1(v.z), gelu1(v.w))") != std::string::npos);
+  // Where nvcc is (not in CI), the real thing for every ModelNew of the session: the broken CUDA
+  // source fails as on the H200, the repair, the cheat and the fast kernel build.
+  const std::string nvcc = find_nvcc();
+  if (nvcc.empty()) return;
+  const auto scratch = kmcts::test::fresh_dir("llm-corpus-kb-nvcc");
+  const auto [broken_rc, broken_log] = nvcc_build(nvcc, cuda_source_of(broken), scratch / "broken");
+  CHECK(broken_rc != 0);
+  CHECK(broken_log.find("error: no operator \"*\" matches these operands") != std::string::npos);
+  CHECK(broken_log.find("no suitable conversion function from \"const float4\" to \"float\" exists") != std::string::npos);
+  for (const char* file : {"kb_cuda_debugger_fix.md", "kb_cuda_coder_cheat.md", "kb_cuda_coder_fast.md"}) {
+    INFO(file);
+    const std::string model_new = *extract_code(read_file(dir / file), "kernelbench");
+    const auto [rc, log] = nvcc_build(nvcc, cuda_source_of(model_new), scratch / file);
+    CHECK_MESSAGE(rc == 0, log);
+  }
+}
