@@ -6,6 +6,7 @@ packages=(
   build-essential cmake ninja-build git
   libtbb-dev libboost-dev libboost-graph-dev nlohmann-json3-dev libcurl4-openssl-dev libssl-dev
   libsqlite3-dev libcli11-dev libfmt-dev libspdlog-dev doctest-dev
+  libseccomp-dev  # the seccomp filter of candidate processes (linked statically)
   graphviz sqlite3
   libopenmpi-dev openmpi-bin  # --mpi (hardware/remote) and its loopback tests
   python3 python3-torch  # the KernelBench harness's protocol tests on the CPU (tests/python)

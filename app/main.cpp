@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "hardware/confine.hpp"
 
 namespace {
 std::string g_invocation;
@@ -15,6 +16,9 @@ std::string g_invocation;
 const std::string& kmcts::app::invocation() { return g_invocation; }
 
 int main(int argc, char** argv) {
+  // Candidate processes of the same uid must not read kmcts's environment (the user's API keys)
+  // or memory through /proc (hardware/confine.hpp).
+  kmcts::protect_this_process();
   for (int i = 0; i < argc; ++i) g_invocation += (i ? " " : "") + std::string(argv[i]);
   CLI::App app{"kmcts: Monte Carlo tree search over kernel variants, scored by measured speedup", "kmcts"};
   app.set_version_flag("--version", std::string("kmcts ") + KMCTS_VERSION);

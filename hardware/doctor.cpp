@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/text.hpp"
+#include "hardware/confine.hpp"
 #include "hardware/cuda/devices.hpp"
 #include "hardware/sandbox.hpp"
 
@@ -99,6 +100,10 @@ std::vector<Capability> probe_machine() {
   caps.push_back(probe_tool("torch", {"python3", "-c",
                                       "import torch; print('torch', torch.__version__, 'cuda' if torch.cuda.is_available() "
                                       "else 'no cuda', torch.cuda.device_count(), 'device(s)')"}));
+  const ConfinementSupport& confined = confinement_support();
+  caps.push_back({"confinement", confined.refused.empty(),
+                  "candidate processes: " + confined.summary() +
+                      (confined.refused.empty() ? std::string() : "; refused here: " + confined.refused)});
   return caps;
 }
 

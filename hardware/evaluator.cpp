@@ -1,6 +1,8 @@
 #include "hardware/evaluator.hpp"
 
 #include "core/text.hpp"
+#include "hardware/child_env.hpp"
+#include "hardware/confine.hpp"
 
 KMCTS_OPTION("evaluator.name", String, "auto", std::nullopt, std::nullopt,
              "Evaluator by name: cpu, cuda, kernelbench, synthetic, replay; auto = the problem's kind (cpu, cuda or kernelbench).")
@@ -22,6 +24,9 @@ std::unique_ptr<Evaluator> make_evaluator(const Problem& problem, const Config& 
 }
 
 std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Config& config) {
+  // What the children of this evaluator (and of everything after it) get of kmcts's environment.
+  set_env_passthrough(split_list(config.get_string("evaluator.env_passthrough")));
+  set_confinement_enabled(config.get_bool("evaluator.confine"));
   std::string name = config.get_string("evaluator.name");
   if (name == "auto") name = problem.kind;
   return EvaluatorRegistry::instance().create("evaluator", name, problem, config);

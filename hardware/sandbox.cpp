@@ -18,7 +18,9 @@
 #include <cstring>
 #include <stdexcept>
 
-extern char** environ;
+#include "hardware/child_env.hpp"
+#include "hardware/confine.hpp"
+
 
 namespace kmcts {
 namespace {
@@ -57,12 +59,16 @@ struct ChildPlan {
   rlimit cpu{};
   bool limit_cpu = false;
   pid_t parent = 0;
+  char* const* envp = nullptr;  // child_environment(): never kmcts's whole environment
+  int program_fd = -1;  // confined: the program opened before the identity changes (fexecve)
+  const ConfinementPlan* confinement = nullptr;  // candidate code: confined before exec
 };
 
 // What the child reports on the status pipe when it cannot exec.
 struct ChildFailure {
-  int stage;  // 0 = chdir, 1 = exec
+  int stage;  // 0 = chdir, 1 = exec, 2 = confinement (step names what)
   int error;
+  const char* step;  // a static string: the same address in the parent (a forked copy)
 };
 
 [[noreturn]] void run_child(const ChildPlan& plan) {
@@ -76,6 +82,13 @@ struct ChildFailure {
   default_action.sa_handler = SIG_DFL;
   for (int s = 1; s < NSIG; ++s)
     if (s != SIGKILL && s != SIGSTOP) sigaction(s, &default_action, nullptr);
+  if (plan.confinement) {
+    // A confined child may write no file data (RLIMIT_FSIZE 0): such a write fails with EFBIG
+    // instead of killing it (an ignored signal stays ignored across exec).
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &ignore, nullptr);
+  }
   dup2(plan.stdin_fd, 0);
   dup2(plan.stdout_fd, 1);
   dup2(plan.stderr_fd, 2);
@@ -86,12 +99,19 @@ struct ChildFailure {
 #endif
   if (plan.limit_memory) setrlimit(RLIMIT_AS, &plan.memory);
   if (plan.limit_cpu) setrlimit(RLIMIT_CPU, &plan.cpu);
-  ChildFailure failure{0, 0};
+  ChildFailure failure{0, 0, ""};
+  // The folder is entered and the program opened before the identity changes: the confined
+  // identity may not traverse their ancestors (a private TMPDIR, a build under /root).
   if (plan.cwd && chdir(plan.cwd) != 0) {
     failure.error = errno;
+  } else if (int err = plan.confinement ? apply_confinement(*plan.confinement, &failure.step) : 0; err != 0) {
+    failure = {2, err, failure.step};
+  } else if ((err = plan.confinement ? load_seccomp(*plan.confinement) : 0) != 0) {
+    failure = {2, err, "seccomp"};
   } else {
-    execve(plan.program, plan.argv, environ);
-    failure = {1, errno};
+    if (plan.program_fd >= 0) fexecve(plan.program_fd, plan.argv, plan.envp);
+    else execve(plan.program, plan.argv, plan.envp);
+    failure = {1, errno, ""};
   }
   ssize_t ignored = write(plan.status_fd, &failure, sizeof failure);
   (void)ignored;
@@ -203,11 +223,35 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     plan.limit_cpu = true;
   }
   plan.parent = getpid();
+  std::vector<std::string> env_storage = child_environment();
+  if (limits.confine) {
+    // Its home is its folder, and the CUDA driver keeps no JIT cache (it could write no file).
+    std::erase_if(env_storage, [](const std::string& e) { return e.rfind("HOME=", 0) == 0; });
+    env_storage.push_back("HOME=" + (cwd_text.empty() ? std::string("/") : cwd_text));
+    env_storage.push_back("CUDA_CACHE_DISABLE=1");
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  plan.envp = envp.data();
+  if (limits.confine) {
+    static const ConfinementPlan confinement = [] {
+      // What the kernel refuses here is said once, at the first confined child.
+      if (const std::string& refused = confinement_support().refused; !refused.empty())
+        std::fprintf(stderr, "kmcts: candidate processes are confined by %s only; refused here: %s\n",
+                     confinement_support().summary().c_str(), refused.c_str());
+      return confinement_plan();  // the filter compiled once
+    }();
+    plan.confinement = &confinement;
+    result.confinement = confinement.description;
+    plan.program_fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
+  }
 
   const auto start = Clock::now();
   pid_t pid = fork();
   if (pid == 0) run_child(plan);
   if (devnull >= 0) ::close(devnull);
+  if (plan.program_fd >= 0) ::close(plan.program_fd);
   out.close_write(), err.close_write(), status.close_write();
   if (pid < 0) {
     result.error = std::string("fork: ") + std::strerror(errno);
@@ -223,7 +267,9 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   if (got == static_cast<ssize_t>(sizeof failure)) {
     int ignored;
     waitpid(pid, &ignored, 0);
-    result.error = (failure.stage == 0 ? "cannot enter '" + cwd_text + "': " : "cannot run '" + program + "': ") +
+    result.error = (failure.stage == 0   ? "cannot enter '" + cwd_text + "': "
+                    : failure.stage == 2 ? std::string("cannot confine the child (") + failure.step + "): "
+                                         : "cannot run '" + program + "': ") +
                    std::strerror(failure.error);
     return result;
   }

@@ -17,6 +17,9 @@ struct SandboxLimits {
   int64_t max_rss_mb = 0;
   double cpu_seconds = 0;      // RLIMIT_CPU (soft; SIGKILL one second later); 0 = inherit
   size_t max_output_bytes = 8u << 20;  // per stream; more is read and dropped (marked)
+  /// The child runs candidate code: confined before it execs (hardware/confine.hpp). Its
+  /// working folder must be readable by the confined identity.
+  bool confine = false;
 };
 
 struct SandboxResult {
@@ -29,6 +32,7 @@ struct SandboxResult {
   std::string out;
   std::string err;
   double wall_seconds = 0;
+  std::string confinement;  // what confined the child ("" when not asked): for the evaluation's record
 
   bool exited_cleanly() const { return started && !timed_out && signal == 0 && exit_code == 0; }
 };

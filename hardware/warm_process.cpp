@@ -19,9 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "hardware/child_env.hpp"
 #include "hardware/sandbox.hpp"
-
-extern char** environ;
 
 namespace kmcts {
 namespace {
@@ -120,7 +119,9 @@ WarmProcess::WarmProcess(const std::vector<std::string>& argv, const std::filesy
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  const int rc = posix_spawn(&pid_, program.c_str(), &actions, &attributes, args.data(), environ);
+  std::vector<std::string> env_storage;
+  const std::vector<char*> envp = child_envp(env_storage);  // never kmcts's whole environment
+  const int rc = posix_spawn(&pid_, program.c_str(), &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   ::close(in[0]), ::close(out[1]);

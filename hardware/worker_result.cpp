@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "hardware/confine.hpp"
 
 namespace kmcts {
 
@@ -49,10 +50,14 @@ WorkerFolder::WorkerFolder(const std::string& prefix, const std::string& referen
   if (!mkdtemp(pattern.data()))
     throw std::runtime_error("cannot create a temporary folder under " + std::filesystem::temp_directory_path().string());
   dir_ = pattern;
+  // A confined worker may run as another user (nobody): it reads the folder, and writes nothing.
+  std::filesystem::permissions(dir_, std::filesystem::perms::owner_all | std::filesystem::perms::group_read |
+                                         std::filesystem::perms::group_exec | std::filesystem::perms::others_read |
+                                         std::filesystem::perms::others_exec);
   lock_fd_ = ::open((dir_ / kOwnerLock).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ >= 0) ::flock(lock_fd_, LOCK_EX);  // a fresh file: no one else holds it
-  std::filesystem::copy_file(reference_so, reference());
-  std::filesystem::copy_file(candidate_so, candidate());
+  std::filesystem::copy_file(reference_so, dir_ / "reference.so");
+  std::filesystem::copy_file(candidate_so, dir_ / "candidate.so");
 }
 
 WorkerFolder::~WorkerFolder() {
@@ -87,7 +92,7 @@ std::string WorkerFolder::write_job(const std::string& name, const json& job) co
   std::ofstream out(path);
   out << job.dump(1);
   if (!out) throw std::runtime_error("cannot write " + path);
-  return path;
+  return name;  // relative: the worker runs in the folder
 }
 
 SandboxLimits WorkerFolder::limits(double timeout_s, int max_samples) {
@@ -99,6 +104,7 @@ SandboxLimits WorkerFolder::limits(double timeout_s, int max_samples) {
   // A backstop only (the wall clock fires first): even a kernel using every core for the
   // whole timeout stays under it.
   limits.cpu_seconds = timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 5;
+  limits.confine = confinement_enabled();  // the worker runs the candidate's code
   return limits;
 }
 

@@ -33,9 +33,11 @@ class WorkerFolder {
   WorkerFolder& operator=(const WorkerFolder&) = delete;
 
   const std::filesystem::path& dir() const { return dir_; }
-  std::string reference() const { return (dir_ / "reference.so").string(); }
-  std::string candidate() const { return (dir_ / "candidate.so").string(); }
-  /// Writes a job file into the folder; returns its path.
+  // Paths relative to the folder, where the worker runs: a confined worker (another uid) may
+  // not be allowed to traverse the folder's ancestors (a private TMPDIR), only to use its cwd.
+  std::string reference() const { return "./reference.so"; }
+  std::string candidate() const { return "./candidate.so"; }
+  /// Writes a job file into the folder; returns its path relative to the folder.
   std::string write_job(const std::string& name, const nlohmann::json& job) const;
 
   /// Limits for a worker: the wall clock, output room for the raw samples whatever their

@@ -1,0 +1,230 @@
+#include "hardware/confine.hpp"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "core/options.hpp"
+
+KMCTS_OPTION("evaluator.confine", Bool, true, std::nullopt, std::nullopt,
+             "Confine the processes that run candidate code (own network namespace, uid nobody or a user namespace, "
+             "no_new_privs, no file writes, a seccomp filter; see README, Security). Turn off only to measure what it "
+             "costs, or where it breaks a toolchain")
+
+namespace kmcts {
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// What a measurement never needs: refused with EPERM (names this libseccomp does not know on
+// this architecture are skipped).
+constexpr const char* kDenied[] = {
+    "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd", "mount", "umount2", "pivot_root",
+    "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr", "unshare",
+    "setns", "bpf", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load", "init_module",
+    "finit_module", "delete_module", "reboot", "swapon", "swapoff", "acct", "settimeofday", "clock_settime",
+    "clock_adjtime", "adjtimex", "syslog", "quotactl", "open_by_handle_at", "name_to_handle_at", "iopl", "ioperm",
+    "userfaultfd", "setsid", "setpgid", "personality", "vhangup", "lookup_dcookie",
+};
+
+// The filter as BPF, compiled by libseccomp now (the child only loads it).
+std::vector<sock_filter> compile_filter(std::string& error) {
+  std::vector<sock_filter> out;
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    error = "seccomp_init failed";
+    return out;
+  }
+  for (const char* name : kDenied) {
+    const int nr = seccomp_syscall_resolve_name(name);
+    if (nr == __NR_SCMP_ERROR) continue;
+    if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0); rc < 0) {
+      error = fmt::format("seccomp rule for {}: {}", name, std::strerror(-rc));
+      seccomp_release(ctx);
+      return out;
+    }
+  }
+  const int fd = memfd_create("kmcts-seccomp", MFD_CLOEXEC);
+  if (fd < 0 || seccomp_export_bpf(ctx, fd) < 0) {
+    error = "cannot export the seccomp filter";
+  } else {
+    const off_t size = lseek(fd, 0, SEEK_END);
+    out.resize(static_cast<size_t>(size) / sizeof(sock_filter));
+    if (pread(fd, out.data(), out.size() * sizeof(sock_filter), 0) != static_cast<ssize_t>(out.size() * sizeof(sock_filter)))
+      out.clear(), error = "cannot read the seccomp filter back";
+  }
+  if (fd >= 0) close(fd);
+  seccomp_release(ctx);
+  return out;
+}
+
+bool write_file(const char* path, const char* text) {
+  const int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const size_t n = strlen(text);
+  const bool ok = write(fd, text, n) == static_cast<ssize_t>(n);
+  close(fd);
+  return ok;
+}
+
+// Probes one plan in a forked child: 0 when it applied whole, else the errno (and the step).
+std::pair<int, std::string> probe(const ConfinementPlan& plan) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {errno, "pipe"};
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const char* step = "";
+    int err = apply_confinement(plan, &step);
+    if (err == 0 && plan.seccomp) err = load_seccomp(plan), step = "seccomp";
+    char report[128];
+    const int n = snprintf(report, sizeof report, "%d %s", err, err ? step : "");
+    ssize_t ignored = write(fds[1], report, static_cast<size_t>(n));
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  if (pid < 0) {
+    close(fds[0]);
+    return {errno, "fork"};
+  }
+  char report[128] = {0};
+  ssize_t got = read(fds[0], report, sizeof report - 1);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (got <= 0) return {EIO, "the probe died"};
+  int err = 0;
+  char step[100] = {0};
+  std::sscanf(report, "%d %99[^\n]", &err, step);
+  return {err, step};
+}
+
+}  // namespace
+
+std::string ConfinementSupport::summary() const {
+  std::vector<std::string> parts;
+  if (net_ns) parts.push_back("network namespace");
+  if (root) parts.push_back("uid nobody");
+  if (user_ns) parts.push_back("user namespace");
+  parts.push_back("no_new_privs");
+  parts.push_back("rlimits");
+  if (seccomp) parts.push_back("seccomp");
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+ConfinementPlan confinement_plan() {
+  const ConfinementSupport& s = confinement_support();
+  ConfinementPlan p;
+  p.drop_to_nobody = s.root;
+  p.user_ns = s.user_ns;
+  p.net_ns = s.net_ns;
+  std::string error;
+  if (s.seccomp) p.filter = compile_filter(error);
+  p.seccomp = s.seccomp && !p.filter.empty();
+  std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
+  std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
+  p.description = s.summary();
+  return p;
+}
+
+const ConfinementSupport& confinement_support() {
+  static ConfinementSupport support;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    support.root = geteuid() == 0;
+    std::vector<std::string> refused;
+    ConfinementPlan p;
+    std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
+    std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
+    if (support.root) {
+      p.drop_to_nobody = true;
+      if (auto [err, step] = probe(p); err != 0) {
+        support.root = false;  // cannot drop: confine as a user namespace would
+        refused.push_back(fmt::format("uid nobody ({}: {})", step, std::strerror(err)));
+        p.drop_to_nobody = false;
+      }
+    }
+    if (!support.root) {
+      p.user_ns = true;
+      if (auto [err, step] = probe(p); err == 0) support.user_ns = true;
+      else refused.push_back(fmt::format("user namespace ({}: {})", step, std::strerror(err))), p.user_ns = false;
+    }
+    // A network namespace needs root, or a user namespace first.
+    ConfinementPlan net = p;
+    net.net_ns = true;
+    if (auto [err, step] = probe(net); err == 0) support.net_ns = true, p = net;
+    else refused.push_back(fmt::format("network namespace ({}: {})", step, std::strerror(err)));
+    std::string error;
+    p.filter = compile_filter(error);
+    if (p.filter.empty()) {
+      refused.push_back("seccomp (" + error + ")");
+    } else {
+      p.seccomp = true;
+      if (auto [err, step] = probe(p); err == 0) support.seccomp = true;
+      else refused.push_back(fmt::format("seccomp ({}: {})", step, std::strerror(err)));
+    }
+    support.refused = fmt::format("{}", fmt::join(refused, "; "));
+  });
+  return support;
+}
+
+int apply_confinement(const ConfinementPlan& plan, const char** step) {
+  if (plan.user_ns) {
+    *step = "user namespace";
+    if (unshare(CLONE_NEWUSER) != 0) return errno;
+    // A process may map only its own ids into its new namespace, and only with setgroups off.
+    if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/gid_map", plan.gid_map) ||
+        !write_file("/proc/self/uid_map", plan.uid_map))
+      return errno ? errno : EPERM;
+  }
+  if (plan.net_ns) {
+    *step = "network namespace";
+    if (unshare(CLONE_NEWNET) != 0) return errno;
+  }
+  *step = "rlimits";
+  const rlimit none{0, 0};
+  if (setrlimit(RLIMIT_CORE, &none) != 0 || setrlimit(RLIMIT_FSIZE, &none) != 0) return errno;
+  *step = "no_new_privs";
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
+  if (plan.drop_to_nobody) {
+    *step = "uid nobody";
+    if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
+        setresuid(kNobody, kNobody, kNobody) != 0)
+      return errno;
+  }
+  return 0;
+}
+
+int load_seccomp(const ConfinementPlan& plan) {
+  if (!plan.seccomp) return 0;
+  sock_fprog program{static_cast<unsigned short>(plan.filter.size()), const_cast<sock_filter*>(plan.filter.data())};
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
+}
+
+namespace {
+std::atomic<bool> g_confine{true};
+}  // namespace
+
+void set_confinement_enabled(bool enabled) { g_confine.store(enabled); }
+bool confinement_enabled() { return g_confine.load(); }
+
+void protect_this_process() { prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }
+
+}  // namespace kmcts

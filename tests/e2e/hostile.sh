@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Hostile candidates, contained (issue 28): each variant of tests/fixtures/hostile/matmul_hostile.cpp
+# computes a correct matmul and tries one way out on its first call; `kmcts measure` must still
+# judge it ok, nothing it tries may succeed (it prints "ESCAPED:" for what does), and nothing of it
+# may be left: no data in files outside its folder, no listener contacted, no process alive.
+# A way out is required to be closed only where the evaluation's record says the confinement
+# that closes it held (details.confinement: a container may refuse namespaces).
+# Usage: hostile.sh KMCTS_BINARY SOURCE_DIR
+set -uo pipefail
+kmcts=$1
+src=$2
+work=$(mktemp -d)
+listener=""
+tag="kmcts-hostile-$$"
+trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; pkill -x kmcts-hostile-d 2>/dev/null; rm -rf "$work" /tmp/$tag-*' EXIT
+passes=0
+failures=0
+fail() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+# A listener on 127.0.0.1 that writes down whatever reaches it.
+python3 - "$work/port" "$work/received" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[2], "ab") as f:
+        f.write(c.recv(100) or b"(connected)")
+    c.close()
+PY
+listener=$!
+for _ in $(seq 1 50); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port")
+mkdir -p "$work/cache"
+
+# measure ATTACK: runs variant ATTACK; its output in $out, its record in $work/m-ATTACK.jsonl.
+measure() {
+  local n=$1
+  { echo "#define HOSTILE_ATTACK $n"; echo "#define HOSTILE_PORT $port"; echo "#define HOSTILE_PATH \"/tmp/$tag-$n\"";
+    echo "#define HOSTILE_DIR \"$work/cache\""; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack$n.cpp"
+  out=$(cd "$work" && KMCTS_HOSTILE_API_KEY=sekrit-e2e-$$ "$kmcts" measure "$src/problems/cpu/matmul" "$work/attack$n.cpp" \
+    --jsonl "$work/m-$n.jsonl" --set evaluator.cache_dir="$work/cache" 2>&1)
+  local code=$?
+  confinement=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['details'].get('confinement', ''))" \
+    "$work/m-$n.jsonl" 2>/dev/null)
+  if [ $code != 0 ] || ! grep -q "attack$n.cpp \[1/1\] ok" <<<"$out"; then
+    fail "attack $n: not measured as a correct matmul (exit $code): $out"
+    return 1
+  fi
+  if grep -q "ESCAPED" "$work/m-$n.jsonl" || grep -q "ESCAPED" <<<"$out"; then
+    fail "attack $n got out under '$confinement': $(grep -o 'ESCAPED[^\"]*' "$work/m-$n.jsonl" | head -3)"
+    return 1
+  fi
+  passes=$((passes + 1))
+}
+holds() { grep -q "$1" <<<"$confinement"; }
+
+measure 1 && ! grep -q "sekrit" "$work/m-1.jsonl" || fail "attack 1: the key is in the evaluation's record"
+measure 2 || true
+if holds "network namespace" && [ -s "$work/received" ]; then fail "attack 2: the listener got '$(cat "$work/received")'"; fi
+holds "network namespace" || echo "note: no network namespace here ($confinement): attack 2 not required to fail"
+measure 3 || true
+[ -s "/tmp/$tag-3" ] && fail "attack 3: data written to /tmp/$tag-3"
+[ -e "$work/cache/hostile-was-here" ] && fail "attack 3: a file written into the cache folder"
+measure 4 || true
+sleep 0.3
+# Killed is enough: a zombie waits for whoever reaps orphans here.
+ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-d$" && fail "attack 4: its daemon outlived the evaluation"
+measure 5 || true
+[ -s "/tmp/$tag-5" ] && fail "attack 5: /tmp/$tag-5 holds $(stat -c %s "/tmp/$tag-5") bytes"
+measure 6 || true
+[ -n "$confinement" ] || fail "the evaluations do not record their confinement"
+echo "confinement: $confinement"
+echo "$passes passed, $failures failed"
+[ "$failures" = 0 ]

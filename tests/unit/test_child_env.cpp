@@ -1,0 +1,73 @@
+// What kmcts's children get of its environment (hardware/child_env.hpp): an allow-list, no
+// secrets unless named in evaluator.env_passthrough, through both ways children start.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+
+#include "hardware/child_env.hpp"
+#include "hardware/confine.hpp"
+#include "hardware/sandbox.hpp"
+#include "hardware/warm_process.hpp"
+
+using namespace kmcts;
+
+TEST_CASE("child env: the allow-list, and secrets only when named") {
+  set_env_passthrough({});
+  for (const char* name : {"PATH", "HOME", "LANG", "LC_ALL", "TZ", "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "LD_LIBRARY_PATH",
+                           "TORCH_EXTENSIONS_DIR", "PYTORCH_NVCC", "TRITON_CACHE_DIR", "HIP_VISIBLE_DEVICES",
+                           "PYTHONPATH", "VIRTUAL_ENV", "KMCTS_REAL_CXX", "NVIDIA_VISIBLE_DEVICES", "OMP_NUM_THREADS"})
+    CHECK_MESSAGE(passes_to_children(name), name);
+  for (const char* name : {"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN", "HF_TOKEN", "AWS_ACCESS_KEY_ID",
+                           "AWS_REGION", "DB_PASSWORD", "MY_SECRET", "KMCTS_E2E_KEY", "CUDA_SECRET", "SSH_AUTH_SOCK",
+                           "DISPLAY", "LD_PRELOAD", "http_proxy", "USER", "GCP_CREDENTIALS"})
+    CHECK_MESSAGE(!passes_to_children(name), name);
+  set_env_passthrough({"HF_TOKEN", "MY_*"});
+  CHECK(passes_to_children("HF_TOKEN"));
+  CHECK(passes_to_children("MY_SECRET"));
+  CHECK(passes_to_children("MY_OTHER"));
+  CHECK_FALSE(passes_to_children("OPENAI_API_KEY"));
+  set_env_passthrough({});
+}
+
+TEST_CASE("child env: a sandboxed child and a warm process see no key") {
+  setenv("KMCTS_CHILD_ENV_TEST_KEY", "sekrit-in-env", 1);
+  setenv("TORCH_CHILD_ENV_TEST", "kept", 1);
+  set_env_passthrough({});
+  SandboxResult r = run_sandboxed({"env"}, SandboxLimits{});
+  REQUIRE(r.exited_cleanly());
+  CHECK(r.out.find("sekrit-in-env") == std::string::npos);
+  CHECK(r.out.find("TORCH_CHILD_ENV_TEST=kept") != std::string::npos);
+  CHECK(r.out.find("PATH=") != std::string::npos);
+  set_env_passthrough({"KMCTS_CHILD_ENV_TEST_KEY"});
+  r = run_sandboxed({"env"}, SandboxLimits{});
+  CHECK(r.out.find("KMCTS_CHILD_ENV_TEST_KEY=sekrit-in-env") != std::string::npos);
+  set_env_passthrough({});
+  {
+    // A warm process: `sh` answers one line of `env` output per request line.
+    WarmProcess p({"sh", "-c", "read line; env | tr '\\n' ' '; echo"}, {});
+    REQUIRE(p.usable());
+    const auto reply = p.request("go", 10.0);
+    REQUIRE(reply.line.has_value());
+    CHECK(reply.line->find("sekrit-in-env") == std::string::npos);
+    CHECK(reply.line->find("TORCH_CHILD_ENV_TEST=kept") != std::string::npos);
+  }
+  unsetenv("KMCTS_CHILD_ENV_TEST_KEY");
+  unsetenv("TORCH_CHILD_ENV_TEST");
+}
+
+TEST_CASE("confinement: a confined child is another user, has no network and cannot trace") {
+  const ConfinementSupport& support = confinement_support();
+  INFO("refused here: " << support.refused);
+  SandboxLimits limits;
+  limits.confine = true;
+  // id, the interfaces it sees, and whether it may attach to its parent (the sandbox's caller).
+  SandboxResult r = run_sandboxed({"sh", "-c", "id -u; cat /proc/net/dev | tail -n +3 | cut -d: -f1; "
+                                               "cat /proc/$PPID/environ > /dev/null 2>&1 && echo READ-PARENT; echo end"},
+                                  limits, "/");
+  REQUIRE_MESSAGE(r.exited_cleanly(), r.error << r.err);
+  CHECK(r.confinement == support.summary());
+  CHECK(r.out.find("READ-PARENT") == std::string::npos);
+  if (support.root) CHECK(r.out.rfind("65534\n", 0) == 0);
+  if (support.net_ns) CHECK(r.out.find("eth") == std::string::npos);  // only its own loopback
+  CHECK(r.out.find("end") != std::string::npos);
+}
