@@ -254,6 +254,12 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   const bool builds = source.find("cpp_extension") != std::string::npos || source.find("load_inline") != std::string::npos;
   b.cached = settings_.prebuild && builds ? fs::exists(built) : stored;
   if (!settings_.prebuild || !builds || b.cached) return b;
+  // The prebuild imports the candidate (its module-level code runs): one the static screen
+  // would reject is never imported here; its evaluation rejects it before importing it too.
+  if (std::string flagged = screen_rejects(b); !flagged.empty()) {
+    b.log = "prebuild skipped: the static screen rejects the candidate (" + flagged + ")";
+    return b;
+  }
   fs::create_directories(built.parent_path());
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
@@ -280,6 +286,25 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
     b.log = "prebuild: " + answer.value("error", std::string());  // judged at the evaluation
   }
   return b;
+}
+
+std::string KernelBenchEvaluator::screen_rejects(const BuildResult& b) const {
+  if (settings_.mode != "hardened" || settings_.screen != "reject" || b.source_hash == seed_hash_) return "";
+  SandboxLimits limits;
+  limits.timeout_s = 60;
+  limits.max_output_bytes = 1u << 20;
+  const SandboxResult run = run_sandboxed({settings_.python, (harness_.parent_path() / "screen.py").string(), b.artifact},
+                                          limits, harness_.parent_path());
+  try {
+    const json verdict = json::parse(last_line(run.out));
+    if (verdict.value("verdict", "") == "clean") return "";
+    std::string rules;
+    for (const json& f : verdict.value("findings", json::array()))
+      if (rules.find(f.value("rule", "")) == std::string::npos) rules += (rules.empty() ? "" : ", ") + f.value("rule", "");
+    return verdict.value("verdict", "flagged") + (rules.empty() ? "" : ": " + rules);
+  } catch (const std::exception&) {
+    return "";  // no answer: the evaluation's own screen decides, before its import
+  }
 }
 
 std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResult& build) const {

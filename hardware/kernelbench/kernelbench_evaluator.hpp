@@ -76,6 +76,9 @@ class KernelBenchEvaluator : public Evaluator {
     double seconds = 0;
   };
   std::filesystem::path extensions_dir(const std::string& source_hash) const;
+  /// "" unless hardened mode's static screen rejects the candidate (then its verdict and rules):
+  /// such a candidate is not imported by the prebuild.
+  std::string screen_rejects(const BuildResult& b) const;
   std::vector<std::string> harness_arguments(const BuildResult& build) const;
   /// What a build of the candidate's extensions sees, in the prebuild and at the evaluation alike.
   std::map<std::string, std::string> build_env(const std::string& source_hash) const;
