@@ -88,14 +88,16 @@ std::pair<int, std::string> probe(const ConfinementPlan& plan) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return {errno, "pipe"};
   const pid_t pid = fork();
-  if (pid == 0) {
+  struct Report {
+    int error;
+    const char* step;  // a static string: the same address in the parent (a forked copy)
+  };
+  if (pid == 0) {  // async-signal-safe calls only: the parent may have other threads
     close(fds[0]);
-    const char* step = "";
-    int err = apply_confinement(plan, &step);
-    if (err == 0 && plan.seccomp) err = load_seccomp(plan), step = "seccomp";
-    char report[128];
-    const int n = snprintf(report, sizeof report, "%d %s", err, err ? step : "");
-    ssize_t ignored = write(fds[1], report, static_cast<size_t>(n));
+    Report report{0, ""};
+    report.error = apply_confinement(plan, &report.step);
+    if (report.error == 0 && plan.seccomp) report.error = load_seccomp(plan), report.step = "seccomp";
+    ssize_t ignored = write(fds[1], &report, sizeof report);
     (void)ignored;
     _exit(0);
   }
@@ -104,16 +106,13 @@ std::pair<int, std::string> probe(const ConfinementPlan& plan) {
     close(fds[0]);
     return {errno, "fork"};
   }
-  char report[128] = {0};
-  ssize_t got = read(fds[0], report, sizeof report - 1);
+  Report report{EIO, "the probe died"};
+  const ssize_t got = read(fds[0], &report, sizeof report);
   close(fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  if (got <= 0) return {EIO, "the probe died"};
-  int err = 0;
-  char step[100] = {0};
-  std::sscanf(report, "%d %99[^\n]", &err, step);
-  return {err, step};
+  if (got != static_cast<ssize_t>(sizeof report)) return {EIO, "the probe died"};
+  return {report.error, report.step};
 }
 
 }  // namespace
