@@ -71,10 +71,45 @@ std::pair<int, std::string> nvcc_build(const std::string& nvcc, const std::strin
   std::filesystem::create_directories(dir);
   { std::ofstream(dir / "kernel.cu") << source; }
   std::string command = nvcc;
-  for (const std::string& flag : cuda_compiler_flavor("sm_90").base_flags) command += " '" + flag + "'";
-  command += " " + (dir / "kernel.cu").string() + " -o " + (dir / "kernel.so").string() + " > " + (dir / "log").string() + " 2>&1";
+  for (const std::string& flag : cuda_compiler_flavor("sm_90").base_flags) command.append(" '").append(flag).append("'");
+  command.append(" ").append((dir / "kernel.cu").string()).append(" -o ").append((dir / "kernel.so").string());
+  command.append(" > ").append((dir / "log").string()).append(" 2>&1");
   const int rc = std::system(command.c_str());
   return {rc, read_file(dir / "log")};
+}
+
+// The LLM Debugger asked to repair `broken` (a compile error with `log`) of `problem`, grown from
+// `parent`, by the mock answering `reply`: its result, and the prompt the mock got.
+struct Repair {
+  CodeResult fixed;
+  std::string prompt;
+};
+Repair repair_through_mock(const Problem& problem, const std::string& parent, const std::string& broken,
+                           const std::string& message, const std::string& log, const std::string& reply) {
+  std::mutex mutex;
+  std::string prompt;
+  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
+    std::lock_guard lock(mutex);
+    prompt = user;
+    return reply;
+  });
+  Config c;
+  c.set_value("agents.llm.base_url", server.base_url(), "test");
+  c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
+  DebugContext d;
+  d.problem = &problem;
+  d.parent.source_text = std::make_shared<const std::string>(parent);
+  d.failed.source_text = std::make_shared<const std::string>(broken);
+  EvalResult failed;
+  failed.verdict = Verdict::compile_error;
+  failed.message = message;
+  failed.log = log;
+  d.failed.result = std::make_shared<const EvalResult>(failed);
+  Repair out;
+  out.fixed = DebuggerRegistry::instance().create("debugger", "llm", c)->repair(d);
+  std::lock_guard lock(mutex);
+  out.prompt.swap(prompt);
+  return out;
 }
 
 }  // namespace
@@ -84,33 +119,11 @@ TEST_CASE("llm corpus: a kernel nvcc refused reaches the Debugger with nvcc's ow
   const std::string broken = *extract_code(read_file(dir / "cuda_coder_broken.md"));
   const std::string nvcc_log = read_file(dir / "cuda_nvcc_error.log");
   const std::string fix_reply = read_file(dir / "cuda_debugger_fix.md");
-  std::mutex mutex;
-  std::string prompt;
-  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
-    std::lock_guard lock(mutex);
-    prompt = user;
-    return fix_reply;
-  });
-  Config c;
-  c.set_value("agents.llm.base_url", server.base_url(), "test");
-  c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
   const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems" / "cuda" / "silu_mul");
-  DebugContext d;
-  d.problem = &problem;
-  d.parent.source_text = std::make_shared<const std::string>("// the seed");
-  d.failed.source_text = std::make_shared<const std::string>(broken);
-  EvalResult failed;
-  failed.verdict = Verdict::compile_error;
-  failed.message = "nvcc failed (exit 2)";
-  failed.log = nvcc_log;
-  d.failed.result = std::make_shared<const EvalResult>(failed);
-  const CodeResult fixed = DebuggerRegistry::instance().create("debugger", "llm", c)->repair(d);
+  const auto [fixed, prompt] = repair_through_mock(problem, "// the seed", broken, "nvcc failed (exit 2)", nvcc_log, fix_reply);
   REQUIRE_MESSAGE(fixed.ok, fixed.error);
-  {
-    std::lock_guard lock(mutex);
-    CHECK(prompt.find("kernel.cu(10): error: no operator \"-\" matches these operands") != std::string::npos);
-    CHECK(prompt.find("y[i] = a / (1.0f + __expf(-a)) * b;") != std::string::npos);  // the failed source
-  }
+  CHECK(prompt.find("kernel.cu(10): error: no operator \"-\" matches these operands") != std::string::npos);
+  CHECK(prompt.find("y[i] = a / (1.0f + __expf(-a)) * b;") != std::string::npos);  // the failed source
   CHECK(fixed.source.find("make_float4") != std::string::npos);
   // Where nvcc is (not in CI), the real thing: the broken kernel fails as recorded, the repair builds.
   const std::string nvcc = find_nvcc();
@@ -142,35 +155,15 @@ TEST_CASE("llm corpus: a KernelBench ModelNew whose load_inline source nvcc refu
   const std::string broken = *extract_code(read_file(dir / "kb_cuda_coder_broken.md"), "kernelbench");
   const std::string build_log = read_file(dir / "kb_cuda_nvcc_error.log");  // recorded on the H200
   const std::string fix_reply = read_file(dir / "kb_cuda_debugger_fix.md");
-  std::mutex mutex;
-  std::string prompt;
-  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
-    std::lock_guard lock(mutex);
-    prompt = user;
-    return fix_reply;
-  });
-  Config c;
-  c.set_value("agents.llm.base_url", server.base_url(), "test");
-  c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
   const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" /
                                        "llm" / "level1" / "88_tanh_gelu.py");
-  DebugContext d;
-  d.problem = &problem;
-  d.parent.source_text = std::make_shared<const std::string>(problem.seed_source);
-  d.failed.source_text = std::make_shared<const std::string>(broken);
-  EvalResult failed;
-  failed.verdict = Verdict::compile_error;
-  failed.message = "compile error: RuntimeError: Error building extension 'gelu_float4'";
-  failed.log = build_log;
-  d.failed.result = std::make_shared<const EvalResult>(failed);
-  const CodeResult fixed = DebuggerRegistry::instance().create("debugger", "llm", c)->repair(d);
+  const auto [fixed, prompt] = repair_through_mock(problem, problem.seed_source, broken,
+                                                   "compile error: RuntimeError: Error building extension 'gelu_float4'",
+                                                   build_log, fix_reply);
   REQUIRE_MESSAGE(fixed.ok, fixed.error);
-  {
-    std::lock_guard lock(mutex);
-    CHECK(prompt.find("who repairs PyTorch models") != std::string::npos);  // the KernelBench debugger's prompt
-    CHECK(prompt.find("cuda.cu(14): error: no operator \"*\" matches these operands") != std::string::npos);
-    CHECK(prompt.find("const float4 inner = k0 * (v + k1 * v * v * v);") != std::string::npos);  // the failed source
-  }
+  CHECK(prompt.find("who repairs PyTorch models") != std::string::npos);  // the KernelBench debugger's prompt
+  CHECK(prompt.find("cuda.cu(14): error: no operator \"*\" matches these operands") != std::string::npos);
+  CHECK(prompt.find("const float4 inner = k0 * (v + k1 * v * v * v);") != std::string::npos);  // the failed source
   CHECK(fixed.source.find("class ModelNew") != std::string::npos);
   CHECK(fixed.source.find("make_float4(gelu1(v.x), gelu1(v.y), gelu1(v.z), gelu1(v.w))") != std::string::npos);
   // Where nvcc is (not in CI), the real thing for every ModelNew of the session: the broken CUDA
