@@ -17,13 +17,10 @@ passed=0
 ok() { passed=$((passed + 1)); }
 export KMCTS_E2E_KEY="sk-e2e-secret-0123456789"
 
-"$kmcts" mock-llm --port 0 --problem "$src/problems/cpu/layernorm" --require-key-env KMCTS_E2E_KEY --seed 1 \
-  --fault-429 0.08 --fault-429-bare 0.04 --fault-500 0.06 --fault-529 0.04 --fault-malformed 0.04 --fault-no-code 0.04 \
-  >"$work/mock.out" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do grep -q listening "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
-[ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
+# shellcheck source=lib/mock.sh
+source "$(dirname "$0")/lib/mock.sh"
+start_mock "$work/mock.out" --problem "$src/problems/cpu/layernorm" --require-key-env KMCTS_E2E_KEY --seed 1 \
+  --fault-429 0.08 --fault-429-bare 0.04 --fault-500 0.06 --fault-529 0.04 --fault-malformed 0.04 --fault-no-code 0.04
 
 common=(--set agents.backend=llm --set agents.llm.api_key_env=KMCTS_E2E_KEY --set agents.llm.cassette="$work/cassette.jsonl"
         --budget 8 --workers 1 --deterministic --quiet)
@@ -67,10 +64,7 @@ grep -qE "[0-9]+ of [0-9]+ agent calls failed; the first, expand: .*cassette" "$
 
 # A model that answers, but never with a usable reply: the run fails, naming the cause, and its
 # table counts the failed agent calls apart from the HTTP attempts.
-"$kmcts" mock-llm --port 0 --reply "I think you should make it faster." >"$work/mock2.out" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do grep -q listening "$work/mock2.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock2.out" | cut -d: -f2)
+start_mock "$work/mock2.out" --reply "I think you should make it faster."
 out=$("$kmcts" run "$src/problems/cpu/layernorm" --set agents.backend=llm --set agents.llm.api_key_env=NO_SUCH_KEY \
   --set agents.llm.base_url="http://127.0.0.1:$port" --budget 8 --workers 1 --out "$work/run4" 2>&1)
 code=$?

@@ -15,11 +15,9 @@ command -v sqlite3 > /dev/null || { echo "no sqlite3"; exit 77; }
 "$kmcts" run "$src/problems/cpu/matmul" --budget 1 --quiet --out "$work/seed" > /dev/null 2>&1 || fail "the seed run failed"
 seed=$(ls "$work/seed/sources/"*)
 { printf 'Plans:\n1. Tile the loops [0.5]\n2. Keep the order [0.5]\n\n```cpp\n'; cat "$seed"; printf '```\n'; } > "$work/reply.txt"
-"$kmcts" mock-llm --port 0 --reply "$(cat "$work/reply.txt")" > "$work/mock.out" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do grep -q listening "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
-[ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
+# shellcheck source=lib/mock.sh
+source "$(dirname "$0")/lib/mock.sh"
+start_mock "$work/mock.out" --reply "$(cat "$work/reply.txt")"
 out=$("$kmcts" run "$src/problems/cpu/matmul" --set agents.backend=llm --set agents.llm.base_url="http://127.0.0.1:$port" \
   --set agents.llm.api_key_env= --budget 6 --workers 2 --seed 1 --quiet --out "$work/run" 2>&1) || fail "the run exited $?: $out"
 edge=$(sqlite3 "$work/run/run.sqlite" "select transposition, visits from edges where parent = 0 and child = 0")

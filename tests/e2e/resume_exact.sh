@@ -70,11 +70,9 @@ passes=$((passes + 1))
 
 # The LLM backend: the mock answers as the rule agents would, from the prompt it gets; a resumed
 # call must send the prompt the uninterrupted run sent.
-"$kmcts" mock-llm --port 0 --problem "$src/problems/cpu/matmul" >"$work/mock.out" 2>&1 &
-server=$!
-for _ in $(seq 1 50); do grep -q listening "$work/mock.out" 2>/dev/null && break; sleep 0.1; done
-port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
-[ -n "$port" ] || fail "the mock server did not start: $(cat "$work/mock.out")"
+# shellcheck source=lib/mock.sh
+source "$(dirname "$0")/lib/mock.sh"
+start_mock "$work/mock.out" --problem "$src/problems/cpu/matmul"
 "$kmcts" run "$src/problems/cpu/matmul" --set agents.backend=llm --set agents.llm.base_url="http://127.0.0.1:$port" \
   --set agents.llm.api_key_env= --set evaluator.name=replay \
   --set evaluator.replay.runs="$src/bench/search_quality/recorded/matmul-devbox" --set agents.plans_per_call=2 \
