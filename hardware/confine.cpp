@@ -6,8 +6,10 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -83,6 +86,81 @@ bool write_file(const char* path, const char* text) {
   return ok;
 }
 
+// Makes `path` and the folders above it (on the private tmpfs, say), or, with `file`, an empty file
+// there. Async-signal-safe: no allocation.
+int make_path(const char* path, bool file) {
+  char buffer[4096];
+  const size_t n = strlen(path);
+  if (n == 0 || n >= sizeof buffer || path[0] != '/') return ENAMETOOLONG;
+  memcpy(buffer, path, n + 1);
+  for (size_t i = 1; i <= n; ++i) {
+    if (buffer[i] != '/' && buffer[i] != '\0') continue;
+    const char saved = buffer[i];
+    buffer[i] = '\0';
+    struct stat st;
+    if (stat(buffer, &st) != 0) {
+      if (i == n && file) {
+        const int fd = open(buffer, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0) return errno;
+        close(fd);
+      } else if (mkdir(buffer, 0755) != 0) {
+        return errno;
+      }
+    }
+    buffer[i] = saved;
+  }
+  return 0;
+}
+
+// The child's own view (in its own mount namespace): everything read-only, a fresh tmpfs on
+// /tmp, /var/tmp and /dev/shm, then the plan's binds. The binds are cloned from the real tree
+// before the tmpfs could hide their sources, and placed after.
+int make_own_view(const ConfinementPlan& plan, const char** step) {
+  *step = "mount namespace";
+  if (unshare(CLONE_NEWNS) != 0) return errno;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return errno;
+  *step = "read-only file system";
+  mount_attr read_only{};
+  read_only.attr_set = MOUNT_ATTR_RDONLY;
+  if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &read_only, sizeof read_only) != 0) return errno;
+  constexpr size_t kMaxBinds = 16;
+  int trees[kMaxBinds];
+  bool files[kMaxBinds];
+  const size_t count = plan.binds.size();
+  *step = "binds";
+  if (count > kMaxBinds) return E2BIG;
+  for (size_t i = 0; i < count; ++i) {
+    const Bind& b = plan.binds[i];
+    struct stat st;
+    if (stat(b.source.c_str(), &st) != 0) return errno;
+    files[i] = !S_ISDIR(st.st_mode);
+    trees[i] = open_tree(AT_FDCWD, b.source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    if (trees[i] < 0) return errno;
+    mount_attr attr{};
+    (b.writable ? attr.attr_clr : attr.attr_set) = MOUNT_ATTR_RDONLY;
+    if (mount_setattr(trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0) return errno;
+  }
+  *step = "private /tmp";
+  for (const char* dir : {"/tmp", "/var/tmp", "/dev/shm"}) {
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (mount("kmcts-private", dir, "tmpfs", MS_NOSUID | MS_NODEV, plan.tmpfs_options.c_str()) != 0) return errno;
+  }
+  *step = "hidden folders";
+  for (const std::string& dir : plan.hidden) {
+    struct stat st;
+    if (stat(dir.c_str(), &st) != 0) continue;  // under the private /tmp: empty already
+    if (mount("kmcts-hidden", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "size=16m,mode=0755") != 0) return errno;
+  }
+  *step = "binds";
+  for (size_t i = 0; i < count; ++i) {
+    if (int err = make_path(plan.binds[i].target.c_str(), files[i]); err != 0) return err;
+    if (move_mount(trees[i], "", AT_FDCWD, plan.binds[i].target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) return errno;
+    close(trees[i]);
+  }
+  return 0;
+}
+
 // Probes one plan in a forked child: 0 when it applied whole, else the errno (and the step).
 std::pair<int, std::string> probe(const ConfinementPlan& plan) {
   int fds[2];
@@ -117,30 +195,83 @@ std::pair<int, std::string> probe(const ConfinementPlan& plan) {
 
 }  // namespace
 
-std::string ConfinementSupport::summary() const {
+namespace {
+std::string describe_parts(bool net_ns, bool root, const std::string& uid, bool user_ns, bool mount_ns, bool seccomp) {
   std::vector<std::string> parts;
   if (net_ns) parts.push_back("network namespace");
-  if (root) parts.push_back("uid nobody");
+  if (root) parts.push_back(uid);
   if (user_ns) parts.push_back("user namespace");
+  if (mount_ns) parts.push_back("read-only file system, private /tmp");
   parts.push_back("no_new_privs");
   parts.push_back("rlimits");
   if (seccomp) parts.push_back("seccomp");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
+}  // namespace
 
-ConfinementPlan confinement_plan() {
-  const ConfinementSupport& s = confinement_support();
-  ConfinementPlan p;
-  p.drop_to_nobody = s.root;
-  p.user_ns = s.user_ns;
-  p.net_ns = s.net_ns;
-  std::string error;
-  if (s.seccomp) p.filter = compile_filter(error);
-  p.seccomp = s.seccomp && !p.filter.empty();
-  std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
-  std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
-  p.description = s.summary();
-  return p;
+std::string ConfinementSupport::summary() const {
+  return describe_parts(net_ns, root, "own uid", user_ns, mount_ns, seccomp);
+}
+
+std::string describe(const ConfinementPlan& p) {
+  return describe_parts(p.net_ns, p.drop_identity, fmt::format("uid {}", p.uid), p.user_ns, p.mount_ns, p.seccomp);
+}
+
+const ConfinementPlan& confinement_plan() {
+  static const ConfinementPlan plan = [] {
+    const ConfinementSupport& s = confinement_support();
+    ConfinementPlan p;
+    p.drop_identity = s.root;
+    p.user_ns = s.user_ns;
+    p.net_ns = s.net_ns;
+    p.mount_ns = s.mount_ns;
+    std::string error;
+    if (s.seccomp) p.filter = compile_filter(error);
+    p.seccomp = s.seccomp && !p.filter.empty();
+    std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
+    std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
+    p.description = describe(p);
+    return p;
+  }();
+  return plan;
+}
+
+namespace {
+constexpr uid_t kUidBase = 2000000000;
+constexpr int kUidsPerProcess = 256;
+std::mutex g_uid_mutex;
+bool g_uid_taken[kUidsPerProcess] = {};  // guarded by g_uid_mutex
+}  // namespace
+
+UidLease::UidLease() : uid_(geteuid()) {
+  if (uid_ != 0) return;
+  std::lock_guard lock(g_uid_mutex);
+  for (int i = 0; i < kUidsPerProcess; ++i) {
+    if (!g_uid_taken[i]) {
+      g_uid_taken[i] = true;
+      slot_ = i;
+      uid_ = kUidBase + static_cast<uid_t>(kUidsPerProcess) * static_cast<uid_t>(getpid() % 4096) + static_cast<uid_t>(i);
+      return;
+    }
+  }
+  uid_ = kNobody;
+}
+
+UidLease::~UidLease() {
+  if (slot_ < 0) return;
+  std::lock_guard lock(g_uid_mutex);
+  g_uid_taken[slot_] = false;
+}
+
+bool hand_over(const std::string& path, uid_t uid) {
+  if (geteuid() != 0) return true;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (lchown(path.c_str(), uid, uid) != 0) return false;
+  if (!fs::is_directory(path, ec)) return true;
+  for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (lchown(it->path().c_str(), uid, uid) != 0) return false;
+  return !ec;
 }
 
 const ConfinementSupport& confinement_support() {
@@ -153,11 +284,12 @@ const ConfinementSupport& confinement_support() {
     std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
     std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
     if (support.root) {
-      p.drop_to_nobody = true;
+      p.drop_identity = true;
+      p.uid = kUidBase;
       if (auto [err, step] = probe(p); err != 0) {
         support.root = false;  // cannot drop: confine as a user namespace would
-        refused.push_back(fmt::format("uid nobody ({}: {})", step, std::strerror(err)));
-        p.drop_to_nobody = false;
+        refused.push_back(fmt::format("own uid ({}: {})", step, std::strerror(err)));
+        p.drop_identity = false;
       }
     }
     if (!support.root) {
@@ -170,6 +302,10 @@ const ConfinementSupport& confinement_support() {
     net.net_ns = true;
     if (auto [err, step] = probe(net); err == 0) support.net_ns = true, p = net;
     else refused.push_back(fmt::format("network namespace ({}: {})", step, std::strerror(err)));
+    ConfinementPlan mounts = p;
+    mounts.mount_ns = true;
+    if (auto [err, step] = probe(mounts); err == 0) support.mount_ns = true, p = mounts;
+    else refused.push_back(fmt::format("mount namespace ({}: {})", step, std::strerror(err)));
     std::string error;
     p.filter = compile_filter(error);
     if (p.filter.empty()) {
@@ -197,15 +333,19 @@ int apply_confinement(const ConfinementPlan& plan, const char** step) {
     *step = "network namespace";
     if (unshare(CLONE_NEWNET) != 0) return errno;
   }
+  if (plan.mount_ns) {
+    if (int err = make_own_view(plan, step); err != 0) return err;
+  }
   *step = "rlimits";
   const rlimit none{0, 0};
-  if (setrlimit(RLIMIT_CORE, &none) != 0 || setrlimit(RLIMIT_FSIZE, &none) != 0) return errno;
+  const rlimit file_bytes{plan.max_file_bytes, plan.max_file_bytes};
+  if (setrlimit(RLIMIT_CORE, &none) != 0 || setrlimit(RLIMIT_FSIZE, &file_bytes) != 0) return errno;
   *step = "no_new_privs";
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
-  if (plan.drop_to_nobody) {
-    *step = "uid nobody";
-    if (setgroups(0, nullptr) != 0 || setresgid(kNobody, kNobody, kNobody) != 0 ||
-        setresuid(kNobody, kNobody, kNobody) != 0)
+  if (plan.drop_identity) {
+    *step = "own uid";
+    if (setgroups(0, nullptr) != 0 || setresgid(plan.uid, plan.uid, plan.uid) != 0 ||
+        setresuid(plan.uid, plan.uid, plan.uid) != 0)
       return errno;
   }
   return 0;

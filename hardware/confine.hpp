@@ -1,21 +1,25 @@
 #pragma once
-// Confinement of the processes that run candidate code (the CPU and CUDA workers): set up in
-// the forked child just before it execs, with the kernel's own means.
+// Confinement of the processes that run candidate code (the CPU and CUDA workers, the KernelBench
+// prebuild): set up in the forked child just before it execs, with the kernel's own means.
 //   - no network: a network namespace of its own (only a loopback, down);
-//   - its own identity: when kmcts runs as root, uid and gid 65534 (nobody), so that it can read
-//     neither kmcts's /proc files (environment, memory) nor any file only root may; otherwise a
-//     user namespace of its own, and kmcts itself is not dumpable (same-uid processes without
-//     privileges cannot read its /proc files either);
-//   - no_new_privs, no core files, no file data written anywhere (RLIMIT_FSIZE 0: a write to a
-//     file kills it with SIGXFSZ; its results go through its stdout pipe);
-//   - a seccomp filter (libseccomp, compiled before the fork) that refuses with EPERM what a
+//   - its own identity: when kmcts runs as root, a uid and gid of its own (UidLease: no two
+//     children that run at once share one), so that it can read neither kmcts's /proc files
+//     (environment, memory) nor a sibling's, nor any file only root may; otherwise a user
+//     namespace of its own, and kmcts itself is not dumpable;
+//   - its own view of the file system (a mount namespace): everything read-only, a fresh private
+//     tmpfs on /tmp, /var/tmp and /dev/shm and on any folder its caller hides (the user's home),
+//     and only the binds its caller names (a build's own cache folder, say) writable; device nodes stay usable (a read-only mount does not stop
+//     writes to a device);
+//   - no_new_privs, no core files, a limit on file data (RLIMIT_FSIZE: 0 for the workers, which
+//     write nothing; a write over it fails with EFBIG);
+//   - a seccomp filter (libseccomp, compiled once, before any fork) that refuses with EPERM what a
 //     measurement never needs: ptrace and process_vm_*, mount and namespaces, bpf, keyrings,
 //     modules, kexec, setsid and setpgid (a daemon cannot leave the process group the sandbox
 //     kills), and the like.
 // What the kernel refuses (some containers forbid namespaces) is probed once; kmcts says so
 // once, confines with the rest, and records in every evaluation which confinement held.
-// Not confined yet (issue 28): the file system (a candidate can create empty files where nobody
-// may), the KernelBench harness and its candidate processes, and compiler runs.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,30 +33,70 @@ struct ConfinementSupport {
   bool root = false;         // kmcts runs as root: the child drops to nobody
   bool user_ns = false;      // not root: a user namespace could be made
   bool net_ns = false;       // a network namespace could be made
+  bool mount_ns = false;     // a mount namespace, read-only with a private /tmp, could be made
   bool seccomp = false;      // the filter compiled and loaded
   std::string refused;       // what could not be applied, and why ("" when everything)
-  /// "network namespace, uid nobody, no_new_privs, rlimits, seccomp" (what holds).
+  /// "network namespace, own uid, read-only file system, private /tmp, no_new_privs, rlimits,
+  /// seccomp" (what holds).
   std::string summary() const;
 };
 const ConfinementSupport& confinement_support();
+
+/// A folder or file of the real file system shown in a confined child's view at `target` (which
+/// may lie in its private /tmp: it is made there). Writable only where `writable` says so, and
+/// then only for an identity that may write it (the caller hands it over first).
+struct Bind {
+  std::string source, target;
+  bool writable = false;
+};
 
 /// Everything the forked child needs, prepared before the fork (the child may only make
 /// async-signal-safe calls).
 struct ConfinementPlan {
   bool user_ns = false;
   bool net_ns = false;
-  bool drop_to_nobody = false;
+  bool mount_ns = false;
+  bool drop_identity = false;  // root: setresuid/setresgid to `uid`
   bool seccomp = false;
+  uid_t uid = 65534;
+  uint64_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0: no file data at all
+  std::string tmpfs_options = "size=64m,mode=1777";  // the private /tmp, /var/tmp, /dev/shm
+  std::vector<Bind> binds;  // mount_ns only
+  std::vector<std::string> hidden;  // mount_ns only: folders replaced by an empty tmpfs (a home)
   char uid_map[48] = {0}, gid_map[48] = {0};  // "0 UID 1" for a user namespace
   std::vector<sock_filter> filter;
   std::string description;  // what it applies, for the evaluation's record
 };
-/// The plan of every confinement this machine supports.
-ConfinementPlan confinement_plan();
+/// The plan of every confinement this machine supports (its seccomp filter compiled once).
+const ConfinementPlan& confinement_plan();
+
+/// A uid (and gid of the same number) for one confined child, when kmcts runs as root: each
+/// lease alive at once has its own, from a block picked by this process's pid (2000000000 +
+/// 256 * (pid % 4096) onwards), so that concurrent children, and those of other kmcts processes
+/// on the host, cannot read or signal each other. Not root: the caller's own uid (a user
+/// namespace maps it). The block used up: 65534, nobody.
+class UidLease {
+ public:
+  UidLease();
+  ~UidLease();
+  UidLease(const UidLease&) = delete;
+  UidLease& operator=(const UidLease&) = delete;
+  uid_t uid() const { return uid_; }
+
+ private:
+  uid_t uid_;
+  int slot_ = -1;
+};
+
+/// Hands `path` (and, for a folder, what it holds) to `uid` when kmcts runs as root, so that a
+/// confined child may write it; nothing otherwise. False when it cannot.
+bool hand_over(const std::string& path, uid_t uid);
 
 /// In the forked child, before chdir and exec: applies the plan but its seccomp filter. Returns
 /// 0, or the errno of the step that failed with *step naming it (a static string).
 int apply_confinement(const ConfinementPlan& plan, const char** step);
+/// What a plan applies, for the evaluation's record ("network namespace, uid 2000001234, ...").
+std::string describe(const ConfinementPlan& plan);
 /// The last step, just before exec: loads the seccomp filter (0 or an errno).
 int load_seccomp(const ConfinementPlan& plan);
 

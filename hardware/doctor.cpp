@@ -23,7 +23,10 @@ enum class Keep { first_line, last_line, all };
 
 Capability probe_tool(const std::string& name, const std::vector<std::string>& argv, Keep keep = Keep::first_line) {
   // 20 s: importing torch cold takes several seconds on a busy machine.
-  SandboxResult r = run_sandboxed(argv, SandboxLimits{20, 0, 0, 1u << 20});
+  SandboxLimits limits;
+  limits.timeout_s = 20;
+  limits.max_output_bytes = 1u << 20;
+  SandboxResult r = run_sandboxed(argv, limits);
   Capability c{name, r.exited_cleanly(), ""};
   if (!r.started) c.detail = "not found (" + argv[0] + ")";
   else if (r.timed_out) c.detail = "timed out";

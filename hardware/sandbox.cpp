@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "hardware/child_env.hpp"
@@ -200,6 +201,41 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   const std::string cwd_text = cwd.string();
+  std::vector<std::string> env_storage = child_environment();
+  // A uid of its own while it runs (root), its view of the file system, what it may write.
+  std::optional<UidLease> lease;
+  ConfinementPlan confinement;
+  if (limits.confine) {
+    static const bool said = [] {
+      // What the kernel refuses here is said once, at the first confined child.
+      if (const std::string& refused = confinement_support().refused; !refused.empty())
+        std::fprintf(stderr, "kmcts: candidate processes are confined by %s only; refused here: %s\n",
+                     confinement_support().summary().c_str(), refused.c_str());
+      return true;
+    }();
+    (void)said;
+    confinement = confinement_plan();  // the filter compiled once
+    lease.emplace();
+    confinement.uid = lease->uid();
+    confinement.max_file_bytes = limits.max_file_bytes;
+    confinement.tmpfs_options = limits.tmpfs_options;
+    if (confinement.mount_ns) confinement.binds = limits.binds, confinement.hidden = limits.hidden;
+    for (const Bind& b : confinement.binds) {
+      if (b.writable && confinement.drop_identity && !hand_over(b.source, confinement.uid)) {
+        result.error = "cannot hand '" + b.source + "' over to the confined child: " + std::strerror(errno);
+        return result;
+      }
+    }
+    confinement.description = describe(confinement);
+    // Its home is its folder, its /tmp its own, and the CUDA driver keeps no JIT cache.
+    std::erase_if(env_storage, [](const std::string& e) {
+      return e.rfind("HOME=", 0) == 0 || e.rfind("TMPDIR=", 0) == 0 || e.rfind("USER=", 0) == 0;
+    });
+    env_storage.push_back("HOME=" + (cwd_text.empty() ? std::string("/") : cwd_text));
+    env_storage.push_back("CUDA_CACHE_DISABLE=1");
+    env_storage.push_back("USER=kmcts-candidate");  // its uid has no name (Python's getpass asks)
+    if (confinement.mount_ns) env_storage.push_back("TMPDIR=/tmp");
+  }
 
   Pipe out, err, status;
   if (!out.open() || !err.open() || !status.open()) {
@@ -223,29 +259,15 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     plan.limit_cpu = true;
   }
   plan.parent = getpid();
-  std::vector<std::string> env_storage = child_environment();
   if (limits.confine) {
-    // Its home is its folder, and the CUDA driver keeps no JIT cache (it could write no file).
-    std::erase_if(env_storage, [](const std::string& e) { return e.rfind("HOME=", 0) == 0; });
-    env_storage.push_back("HOME=" + (cwd_text.empty() ? std::string("/") : cwd_text));
-    env_storage.push_back("CUDA_CACHE_DISABLE=1");
+    plan.confinement = &confinement;
+    result.confinement = confinement.description;
+    plan.program_fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
   }
   std::vector<char*> envp;
   for (std::string& e : env_storage) envp.push_back(e.data());
   envp.push_back(nullptr);
   plan.envp = envp.data();
-  if (limits.confine) {
-    static const ConfinementPlan confinement = [] {
-      // What the kernel refuses here is said once, at the first confined child.
-      if (const std::string& refused = confinement_support().refused; !refused.empty())
-        std::fprintf(stderr, "kmcts: candidate processes are confined by %s only; refused here: %s\n",
-                     confinement_support().summary().c_str(), refused.c_str());
-      return confinement_plan();  // the filter compiled once
-    }();
-    plan.confinement = &confinement;
-    result.confinement = confinement.description;
-    plan.program_fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
-  }
 
   const auto start = Clock::now();
   pid_t pid = fork();

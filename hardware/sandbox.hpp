@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "hardware/confine.hpp"
+
 namespace kmcts {
 
 struct SandboxLimits {
@@ -18,8 +20,15 @@ struct SandboxLimits {
   double cpu_seconds = 0;      // RLIMIT_CPU (soft; SIGKILL one second later); 0 = inherit
   size_t max_output_bytes = 8u << 20;  // per stream; more is read and dropped (marked)
   /// The child runs candidate code: confined before it execs (hardware/confine.hpp). Its
-  /// working folder must be readable by the confined identity.
+  /// working folder is entered before its identity changes; what it needs beyond it must be
+  /// readable by that identity, or bound into its view (binds).
   bool confine = false;
+  /// Confined: file data it may write (0: none), what its view shows besides the read-only tree
+  /// (writable binds are handed over to its uid first), and its private /tmp's tmpfs options.
+  uint64_t max_file_bytes = 0;
+  std::vector<Bind> binds;
+  std::vector<std::string> hidden;  // folders it sees empty (bind what it needs from them)
+  std::string tmpfs_options = "size=64m,mode=1777";
 };
 
 struct SandboxResult {

@@ -11,6 +11,7 @@
 #include "core/text.hpp"
 #include "hardware/compiler.hpp"
 #include "hardware/cuda/devices.hpp"
+#include "hardware/kernelbench/kb_prebuild.hpp"
 #include "hardware/sandbox.hpp"
 #include "hardware/worker_result.hpp"
 
@@ -261,14 +262,15 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
     return b;
   }
   fs::create_directories(built.parent_path());
-  SandboxLimits limits;
-  limits.timeout_s = settings_.timeout_s;
-  limits.max_output_bytes = 4u << 20;
-  const fs::path script = harness_.parent_path() / "prebuild.py";
-  std::vector<std::string> argv = {"env", "CUDA_VISIBLE_DEVICES="};
-  for (const auto& [name, value] : build_env(b.source_hash)) argv.push_back(name + "=" + value);
-  argv.insert(argv.end(), {settings_.python, script.string(), file.string()});
-  const SandboxResult run = run_sandboxed(argv, limits, harness_.parent_path());
+  PrebuildSpec spec;
+  spec.python = settings_.python;
+  spec.harness_dir = harness_.parent_path();
+  spec.candidate = file;
+  spec.extensions = extensions_dir(b.source_hash);
+  if (settings_.fast_build) spec.headers = candidates_ / "pch";
+  spec.env = build_env(b.source_hash);
+  spec.timeout_s = settings_.timeout_s;
+  const SandboxResult run = run_prebuild(spec);
   b.seconds = run.wall_seconds;
   json answer;
   try {

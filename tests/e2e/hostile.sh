@@ -64,6 +64,12 @@ holds "network namespace" || echo "note: no network namespace here ($confinement
 measure 3 || true
 [ -s "/tmp/$tag-3" ] && fail "attack 3: data written to /tmp/$tag-3"
 [ -e "$work/cache/hostile-was-here" ] && fail "attack 3: a file written into the cache folder"
+# With its own read-only view and a private /tmp, not even an empty file appears.
+if holds "private /tmp"; then
+  [ -e "/tmp/$tag-3" ] && fail "attack 3: /tmp/$tag-3 was created (empty) despite '$confinement'"
+else
+  echo "note: no mount namespace here ($confinement): empty files may appear"
+fi
 measure 4 || true
 sleep 0.3
 # Killed is enough: a zombie waits for whoever reaps orphans here.

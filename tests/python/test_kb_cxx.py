@@ -5,6 +5,7 @@ include folder): the precompiled header is made once and then used (g++ -H marks
 flags get a header of their own, a header that cannot be precompiled leaves the compile as it
 was, and links and probes pass through untouched."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -102,6 +103,47 @@ class Wrapper(unittest.TestCase):
         self.env["KMCTS_PCH_DIR"] = os.path.join(self.source("not_a_folder", "x"), "pch")
         log = self.compile(self.source("i.cpp", BINDING))
         self.assertIn("no precompiled torch/extension.h", log)
+
+    def make_pch(self, request):
+        return subprocess.run([sys.executable, WRAPPER, "--make-pch", request], env=self.env, capture_output=True,
+                              text=True)
+
+    def test_a_confined_build_requests_and_kmcts_makes_the_header(self):
+        # A confined build sees the shared folder read-only: it asks, and compiles without one.
+        requests = os.path.join(self.dir, "requests")
+        self.env["KMCTS_PCH_REQUESTS"] = requests
+        log = self.compile(self.source("j.cpp", BINDING), "-O3")
+        self.assertIn("requested", log)
+        self.assertNotIn("! " + os.path.join(self.pch, ""), log)
+        self.assertEqual(self.headers_made(), [])
+        (request,) = [os.path.join(requests, f) for f in os.listdir(requests)]
+        made = self.make_pch(request)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        self.assertIn('"made": true', made.stdout)
+        self.assertEqual(len(self.headers_made()), 1)
+        # The next confined build of those flags uses it, and asks for nothing.
+        os.remove(request)
+        log = self.compile(self.source("k.cpp", BINDING), "-O3")
+        self.assertIn("! " + os.path.join(self.pch, ""), log)
+        self.assertEqual(os.listdir(requests), [])
+
+    def test_a_request_with_a_dangerous_flag_or_another_compiler_is_refused(self):
+        requests = os.path.join(self.dir, "requests")
+        self.env["KMCTS_PCH_REQUESTS"] = requests
+        self.compile(self.source("l.cpp", BINDING))
+        (request,) = [os.path.join(requests, f) for f in os.listdir(requests)]
+        with open(request) as f:
+            good = json.load(f)
+        for flags, compiler, says in (([*good["flags"], "-fplugin=/tmp/evil.so"], good["compiler"], "-fplugin"),
+                                      ([*good["flags"], "-Wp,-MD,/tmp/x"], good["compiler"], "-Wp"),
+                                      ([*good["flags"], "@/etc/shadow"], good["compiler"], "@/etc/shadow"),
+                                      (good["flags"], ["/bin/sh", "-c", "touch /tmp/x"], "another compiler")):
+            with open(request, "w") as f:
+                json.dump(dict(good, flags=flags, compiler=compiler), f)
+            made = self.make_pch(request)
+            self.assertNotEqual(made.returncode, 0)
+            self.assertIn(says, made.stderr)
+        self.assertEqual(self.headers_made(), [])
 
     def test_links_and_probes_pass_through(self):
         obj = self.source("g.cpp", BINDING) + ".o"
