@@ -67,6 +67,20 @@ class Hardened(unittest.TestCase):
         self.assertEqual(r["screen"]["verdict"], "flagged")
         self.assertNotEqual(verdict(r), "rejected", message(r))
 
+    def test_reported_times_too_short_for_the_block_walls_are_rejected(self):
+        # The screen only records: the candidate's process reports its calls 20 times shorter
+        # than they ran (reporting_patch.py wraps its time_block), and the trusted side's walls
+        # of its blocks give it away.
+        r = evaluate(os.path.join(CHEATS, "reporting_patch.py"), "--screen", "record")
+        self.assertEqual(verdict(r), "rejected", message(r))
+        self.assertIn("timing_bound", r["rejected"])
+        # An honest candidate stays far inside the bound, and its record says by how much.
+        ok = evaluate(os.path.join(FIXTURES, "small_correct.py"))
+        self.assertEqual(verdict(ok), "ok", message(ok))
+        bound = ok["counters"]["timing_bound"]
+        self.assertLess(bound["unaccounted_ms"], bound["allowed_ms"])
+        self.assertGreater(bound["candidate_calls"], 0)
+
     def test_library_use_is_a_note_and_the_cpu_attributes_nothing(self):
         r = evaluate(os.path.join(CHEATS, "library_call.py"))
         self.assertEqual(r["screen"]["verdict"], "clean")

@@ -51,6 +51,18 @@ from faithful import SEED, device_of, on_device, set_seed
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
 SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
 SETS = 16  # input sets, each called once per block on values redrawn before the block
+# The timing bound (rule timing_bound): over all blocks, the wall time the trusted side saw a
+# candidate's blocks take, less the call windows its process reported, may exceed what the
+# trusted side's own blocks leave outside their windows (per call: the L2 flush, the launch, the
+# output's copy into its slot, measured here) three times over, plus a slack per call (the
+# candidate's process's own bookkeeping: 0.2 ms on a GPU; 5 ms on the CPU, whose windows are wall
+# clocks of a process scheduled among others) and per block (the messages, the process's
+# wake-up, a scheduling hiccup), and never less than BOUND_FLOOR_MS. More means the reported
+# times are too short: the process that reports them was taken over. Checked after every block.
+BOUND_SLACK_PER_BLOCK_MS = 5.0
+BOUND_SLACK_PER_CALL_MS = {"cuda": 0.2, "cpu": 5.0}
+BOUND_FLOOR_MS = 50.0
+BOUND_OVERHEAD_FACTOR = 3.0
 
 
 def draw_inputs(problem, seed, distribution, device):
@@ -277,12 +289,43 @@ def set_count(set_bytes, device):
 
 
 def time_side(timer, model, sets):
-    times = []
+    """The calls' times (ms) and the sum of their windows (ms)."""
+    times, windows = [], 0.0
     for s in sets:
         timer.flush()
         sample, _ = timer.measure(lambda: model(*s.inputs))
         times.append(sample["union_ns"] * 1e-6)
-    return times
+        windows += sample["window_ns"] * 1e-6
+    return times, windows
+
+
+def copy_ms(sets, device):
+    """What a call's output costs to copy into its slot (the candidate's process does it between
+    its windows), per call, measured on the sets' own slots."""
+    import torch
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    t0 = time.perf_counter()
+    for s in sets:
+        s.slot.copy_(s.expected)
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return (time.perf_counter() - t0) * 1e3 / len(sets)
+
+
+def timing_bound(bound, blocks):
+    """Verdict when the candidate's reported windows leave more of its blocks' wall time
+    unaccounted for than the trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS)."""
+    per_call = BOUND_OVERHEAD_FACTOR * (bound["reference_outside_ms"] / max(1, bound["reference_calls"]) +
+                                        bound["copy_ms"]) + bound["slack_per_call_ms"]
+    allowed = max(BOUND_FLOOR_MS, blocks * BOUND_SLACK_PER_BLOCK_MS) + bound["candidate_calls"] * per_call
+    unaccounted = bound["candidate_wall_ms"] - bound["candidate_windows_ms"]
+    bound.update(allowed_ms=allowed, unaccounted_ms=unaccounted)
+    if unaccounted > allowed:
+        raise Verdict(rejected=f"timing_bound: the candidate's process reported {bound['candidate_windows_ms']:.3f} ms "
+                               f"of call windows in blocks that took {bound['candidate_wall_ms']:.3f} ms; "
+                               f"{unaccounted:.3f} ms unaccounted for, more than the {allowed:.3f} ms the trusted "
+                               "side's own overheads allow (its reported times are too short)")
 
 
 def timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds):
@@ -308,6 +351,9 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     keys = [f"t{k}" for k in range(count)]
     for key, s in zip(keys, sets):
         child.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.slot]})
+    bound = {"candidate_wall_ms": 0.0, "candidate_windows_ms": 0.0, "candidate_calls": 0, "reference_outside_ms": 0.0,
+             "reference_calls": 0, "copy_ms": copy_ms(sets, device),
+             "slack_per_call_ms": BOUND_SLACK_PER_CALL_MS.get(device.type, BOUND_SLACK_PER_CALL_MS["cpu"])}
     sides = {"candidate": [], "eager": []}
     models = {"eager": reference}
     if args.compile and hasattr(torch, "compile"):  # torch < 2 has no torch.compile: not timed
@@ -330,6 +376,10 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
         spent["candidate"] += wall
         samples = checked_samples(reply, count)
         reported = [x["union_ns"] * 1e-6 for x in samples]
+        bound["candidate_wall_ms"] += wall * 1e3
+        bound["candidate_windows_ms"] += sum(x["window_ns"] * 1e-6 for x in samples)
+        bound["candidate_calls"] += count
+        timing_bound(bound, block)
         if sum(reported) > wall * 1e3:
             raise Verdict(rejected=f"the candidate's process reported {sum(reported):.3f} ms of GPU time in a block "
                                    f"that took {wall * 1e3:.3f} ms")
@@ -361,8 +411,12 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
             for k in sides:
                 if k != "candidate":
                     t1 = time.perf_counter()
-                    sides[k] += time_side(timer, models[k], sets)
+                    times, windows = time_side(timer, models[k], sets)
+                    sides[k] += times
                     spent[k] += time.perf_counter() - t1
+                    if k == "eager":
+                        bound["reference_outside_ms"] += (time.perf_counter() - t1) * 1e3 - windows
+                        bound["reference_calls"] += len(sets)
         finally:
             child.pause(False)
         seconds["timing_references"] += clock() - t0
@@ -385,6 +439,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     if kb_metrics.median(sides["candidate"]) <= 0:
         raise Verdict(rejected="no GPU work was recorded in the candidate's timed calls")
     counters["blocks"] = block
+    counters["timing_bound"] = bound
     counters["kernels_per_call"] = sorted(counters["kernels_per_call"])
     counters["streams_per_call"] = sorted(counters["streams_per_call"])
     return sides, counters, owners
