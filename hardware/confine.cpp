@@ -25,6 +25,9 @@
 
 #include "core/options.hpp"
 
+KMCTS_OPTION("evaluator.confine_view", Bool, true, std::nullopt, std::nullopt,
+             "Give confined processes a view of their own (mount namespace: read-only tree, private /tmp, the user's "
+             "home hidden from builds). Off only where it breaks a toolchain; the rest of evaluator.confine holds")
 KMCTS_OPTION("evaluator.confine", Bool, true, std::nullopt, std::nullopt,
              "Confine the processes that run candidate code (own network namespace, uid nobody or a user namespace, "
              "no_new_privs, no file writes, a seccomp filter; see README, Security). Turn off only to measure what it "
@@ -34,6 +37,8 @@ namespace kmcts {
 namespace {
 
 constexpr uid_t kNobody = 65534;
+std::atomic<bool> g_confine{true};
+std::atomic<bool> g_view{true};  // evaluator.confine_view, read at the first confined child
 
 // What a measurement never needs: refused with EPERM (names this libseccomp does not know on
 // this architecture are skipped).
@@ -46,8 +51,9 @@ constexpr const char* kDenied[] = {
     "userfaultfd", "setsid", "setpgid", "personality", "vhangup", "lookup_dcookie",
 };
 
-// The filter as BPF, compiled by libseccomp now (the child only loads it).
-std::vector<sock_filter> compile_filter(std::string& error) {
+// The filter as BPF, compiled by libseccomp now (the child only loads it). A build may set
+// process groups (ninja puts each of its jobs in one of its own).
+std::vector<sock_filter> compile_filter(std::string& error, bool build = false) {
   std::vector<sock_filter> out;
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) {
@@ -55,6 +61,7 @@ std::vector<sock_filter> compile_filter(std::string& error) {
     return out;
   }
   for (const char* name : kDenied) {
+    if (build && std::strcmp(name, "setpgid") == 0) continue;
     const int nr = seccomp_syscall_resolve_name(name);
     if (nr == __NR_SCMP_ERROR) continue;
     if (int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0); rc < 0) {
@@ -123,6 +130,12 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
   mount_attr read_only{};
   read_only.attr_set = MOUNT_ATTR_RDONLY;
   if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &read_only, sizeof read_only) != 0) return errno;
+  // /proc stays as it was: the CUDA driver cannot make a context where it is read-only (measured
+  // on the H200: "OS call failed"), and what a process may write there is its own.
+  mount_attr writable{};
+  writable.attr_clr = MOUNT_ATTR_RDONLY;
+  struct stat proc;
+  if (stat("/proc", &proc) == 0 && mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0) return errno;
   constexpr size_t kMaxBinds = 16;
   int trees[kMaxBinds];
   bool files[kMaxBinds];
@@ -217,8 +230,8 @@ std::string describe(const ConfinementPlan& p) {
   return describe_parts(p.net_ns, p.drop_identity, fmt::format("uid {}", p.uid), p.user_ns, p.mount_ns, p.seccomp);
 }
 
-const ConfinementPlan& confinement_plan() {
-  static const ConfinementPlan plan = [] {
+const ConfinementPlan& confinement_plan(bool build) {
+  static const auto make = [](bool for_build) {
     const ConfinementSupport& s = confinement_support();
     ConfinementPlan p;
     p.drop_identity = s.root;
@@ -226,14 +239,16 @@ const ConfinementPlan& confinement_plan() {
     p.net_ns = s.net_ns;
     p.mount_ns = s.mount_ns;
     std::string error;
-    if (s.seccomp) p.filter = compile_filter(error);
+    if (s.seccomp) p.filter = compile_filter(error, for_build);
     p.seccomp = s.seccomp && !p.filter.empty();
+    p.mount_ns = p.mount_ns && g_view.load();
     std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
     std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
     p.description = describe(p);
     return p;
-  }();
-  return plan;
+  };
+  static const ConfinementPlan candidate = make(false), builds = make(true);
+  return build ? builds : candidate;
 }
 
 namespace {
@@ -357,11 +372,8 @@ int load_seccomp(const ConfinementPlan& plan) {
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0 ? 0 : errno;
 }
 
-namespace {
-std::atomic<bool> g_confine{true};
-}  // namespace
-
 void set_confinement_enabled(bool enabled) { g_confine.store(enabled); }
+void set_confinement_view(bool enabled) { g_view.store(enabled); }
 bool confinement_enabled() { return g_confine.load(); }
 
 void protect_this_process() { prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

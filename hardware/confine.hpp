@@ -67,8 +67,9 @@ struct ConfinementPlan {
   std::vector<sock_filter> filter;
   std::string description;  // what it applies, for the evaluation's record
 };
-/// The plan of every confinement this machine supports (its seccomp filter compiled once).
-const ConfinementPlan& confinement_plan();
+/// The plan of every confinement this machine supports (its seccomp filter compiled once); a
+/// build's (`build`) may set process groups, as ninja does for each job.
+const ConfinementPlan& confinement_plan(bool build = false);
 
 /// A uid (and gid of the same number) for one confined child, when kmcts runs as root: each
 /// lease alive at once has its own, from a block picked by this process's pid (2000000000 +
@@ -103,6 +104,9 @@ int load_seccomp(const ConfinementPlan& plan);
 /// Whether workers are confined (evaluator.confine; on by default). Off only to measure what
 /// confinement costs, or where it breaks a toolchain.
 void set_confinement_enabled(bool enabled);
+/// Whether they get a view of their own (evaluator.confine_view; on by default); set before the
+/// first confined child.
+void set_confinement_view(bool enabled);
 bool confinement_enabled();
 
 /// Makes this process (kmcts) not dumpable, so that processes of the same uid without privileges

@@ -214,7 +214,7 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
       return true;
     }();
     (void)said;
-    confinement = confinement_plan();  // the filter compiled once
+    confinement = confinement_plan(limits.build);  // the filter compiled once
     lease.emplace();
     confinement.uid = lease->uid();
     confinement.max_file_bytes = limits.max_file_bytes;

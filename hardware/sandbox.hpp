@@ -28,6 +28,7 @@ struct SandboxLimits {
   uint64_t max_file_bytes = 0;
   std::vector<Bind> binds;
   std::vector<std::string> hidden;  // folders it sees empty (bind what it needs from them)
+  bool build = false;  // a build: it may set process groups (ninja does, for each job)
   std::string tmpfs_options = "size=64m,mode=1777";
 };
 

@@ -70,6 +70,7 @@ SandboxResult run_prebuild(const PrebuildSpec& spec) {
   limits.timeout_s = spec.timeout_s;
   limits.max_output_bytes = 4u << 20;
   limits.confine = confinement_enabled();
+  limits.build = true;  // ninja runs each compile in a process group of its own
   if (limits.confine) {
     argv.push_back("HOME=/tmp");  // its private /tmp: caches it makes vanish with it
     if (!spec.headers.empty()) argv.push_back("KMCTS_PCH_REQUESTS=" + requests.string());

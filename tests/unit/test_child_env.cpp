@@ -120,7 +120,8 @@ TEST_CASE("confinement: a view of its own, read-only but for its binds, with a p
       {"sh", "-c",
        "echo made > " + r + "/rw/out.txt && echo RW-OK; echo x > " + r + "/elsewhere/x.txt 2>/dev/null && echo ESCAPED; "
        "echo x > " + r + "/ro/x.txt 2>/dev/null && echo ESCAPED-RO; cat " + r + "/hidden/secret.txt 2>/dev/null; "
-       "cat " + r + "/hidden/inner/data.txt; : > /tmp/kmcts-view-private-$PPID && echo TMP-OK; echo end"},
+       "cat " + r + "/hidden/inner/data.txt; : > /tmp/kmcts-view-private-$PPID && echo TMP-OK; "
+       "echo kmcts-view > /proc/self/comm && echo PROC-OK; echo end"},
       limits, "/");
   INFO(run.error << run.err);
   CHECK(run.out.find("RW-OK") != std::string::npos);
@@ -130,6 +131,7 @@ TEST_CASE("confinement: a view of its own, read-only but for its binds, with a p
   CHECK(run.out.find("sekrit") == std::string::npos);  // the hidden folder is empty
   CHECK(run.out.find("data") != std::string::npos);    // but what is bound into it shows
   CHECK(run.out.find("TMP-OK") != std::string::npos);  // its /tmp is its own
+  CHECK(run.out.find("PROC-OK") != std::string::npos);  // /proc stays writable (the CUDA driver needs it)
   CHECK_FALSE(fs::exists("/tmp/kmcts-view-private-" + std::to_string(getpid())));
   CHECK(run.confinement.find("read-only file system, private /tmp") != std::string::npos);
   fs::remove_all(root);

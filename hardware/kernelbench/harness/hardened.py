@@ -52,17 +52,17 @@ DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
 SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
 SETS = 16  # input sets, each called once per block on values redrawn before the block
 # The timing bound (rule timing_bound): over all blocks, the wall time the trusted side saw a
-# candidate's blocks take, less the call windows its process reported, may exceed what the
-# trusted side's own blocks leave outside their windows (per call: the L2 flush, the launch, the
-# output's copy into its slot, measured here) three times over, plus a slack per call (the
-# candidate's process's own bookkeeping: 0.2 ms on a GPU; 5 ms on the CPU, whose windows are wall
-# clocks of a process scheduled among others) and per block (the messages, the process's
-# wake-up, a scheduling hiccup), and never less than BOUND_FLOOR_MS. More means the reported
-# times are too short: the process that reports them was taken over. Checked after every block.
+# candidate's blocks take, less the call windows its process reported, may exceed what the same
+# block code (candidate_worker.time_block: the L2 flush, the timed call, the output's copy into
+# its slot) leaves outside its windows when the trusted side runs it on the reference, by half
+# again, plus a slack per call (0.2 ms on a GPU; 5 ms on the CPU, whose windows are wall clocks of
+# a process scheduled among others) and per block (the messages, the process's wake-up, a
+# scheduling hiccup), and never less than BOUND_FLOOR_MS. More means the reported times are too
+# short: the process that reports them was taken over. Checked after every block.
+BOUND_OUTSIDE_FACTOR = 1.5
 BOUND_SLACK_PER_BLOCK_MS = 5.0
 BOUND_SLACK_PER_CALL_MS = {"cuda": 0.2, "cpu": 5.0}
 BOUND_FLOOR_MS = 50.0
-BOUND_OVERHEAD_FACTOR = 3.0
 
 
 def draw_inputs(problem, seed, distribution, device):
@@ -289,35 +289,33 @@ def set_count(set_bytes, device):
 
 
 def time_side(timer, model, sets):
-    """The calls' times (ms) and the sum of their windows (ms)."""
-    times, windows = [], 0.0
+    times = []
     for s in sets:
         timer.flush()
         sample, _ = timer.measure(lambda: model(*s.inputs))
         times.append(sample["union_ns"] * 1e-6)
-        windows += sample["window_ns"] * 1e-6
-    return times, windows
+    return times
 
 
-def copy_ms(sets, device):
-    """What a call's output costs to copy into its slot (the candidate's process does it between
-    its windows), per call, measured on the sets' own slots."""
-    import torch
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    t0 = time.perf_counter()
-    for s in sets:
-        s.slot.copy_(s.expected)
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    return (time.perf_counter() - t0) * 1e3 / len(sets)
+def outside_ms(reference, timer, sets, keys, device):
+    """What the candidate's block code leaves outside its call windows, per call (ms): the trusted
+    side runs candidate_worker.time_block itself on the reference and the sets (twice: the first
+    warms up; the slots are overwritten by every later call)."""
+    import candidate_worker
+    bound = {key: (s.inputs, [s.slot]) for key, s in zip(keys, sets)}
+    per_call = []
+    for _ in range(2):
+        t0 = time.perf_counter()
+        reply = candidate_worker.time_block(reference, timer, bound, keys, device)
+        wall = (time.perf_counter() - t0) * 1e3
+        per_call.append(max(0.0, wall - sum(x["window_ns"] * 1e-6 for x in reply["samples"])) / len(keys))
+    return per_call[-1]
 
 
 def timing_bound(bound, blocks):
     """Verdict when the candidate's reported windows leave more of its blocks' wall time
     unaccounted for than the trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS)."""
-    per_call = BOUND_OVERHEAD_FACTOR * (bound["reference_outside_ms"] / max(1, bound["reference_calls"]) +
-                                        bound["copy_ms"]) + bound["slack_per_call_ms"]
+    per_call = BOUND_OUTSIDE_FACTOR * bound["outside_per_call_ms"] + bound["slack_per_call_ms"]
     allowed = max(BOUND_FLOOR_MS, blocks * BOUND_SLACK_PER_BLOCK_MS) + bound["candidate_calls"] * per_call
     unaccounted = bound["candidate_wall_ms"] - bound["candidate_windows_ms"]
     bound.update(allowed_ms=allowed, unaccounted_ms=unaccounted)
@@ -351,8 +349,8 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     keys = [f"t{k}" for k in range(count)]
     for key, s in zip(keys, sets):
         child.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.slot]})
-    bound = {"candidate_wall_ms": 0.0, "candidate_windows_ms": 0.0, "candidate_calls": 0, "reference_outside_ms": 0.0,
-             "reference_calls": 0, "copy_ms": copy_ms(sets, device),
+    bound = {"candidate_wall_ms": 0.0, "candidate_windows_ms": 0.0, "candidate_calls": 0,
+             "outside_per_call_ms": outside_ms(reference, timer, sets, keys, device),
              "slack_per_call_ms": BOUND_SLACK_PER_CALL_MS.get(device.type, BOUND_SLACK_PER_CALL_MS["cpu"])}
     sides = {"candidate": [], "eager": []}
     models = {"eager": reference}
@@ -411,12 +409,8 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
             for k in sides:
                 if k != "candidate":
                     t1 = time.perf_counter()
-                    times, windows = time_side(timer, models[k], sets)
-                    sides[k] += times
+                    sides[k] += time_side(timer, models[k], sets)
                     spent[k] += time.perf_counter() - t1
-                    if k == "eager":
-                        bound["reference_outside_ms"] += (time.perf_counter() - t1) * 1e3 - windows
-                        bound["reference_calls"] += len(sets)
         finally:
             child.pause(False)
         seconds["timing_references"] += clock() - t0
