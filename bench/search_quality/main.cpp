@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "JSON result file");
   app.add_option("--markdown", markdown, "Markdown result file (default: the JSON path with .md)");
   app.add_option("--scratch", scratch_parent, "Parent folder of the temporary run directories");
+  fs::path keep_runs;
+  app.add_option("--keep-runs", keep_runs,
+                 "Keep every search's run directory as DIR/LANDSCAPE/STRATEGY/seedN (for "
+                 "bench/search_quality/study.py)");
   CLI11_PARSE(app, argc, argv);
   if (!strategy_specs.empty()) {
     kStrategies.clear();
@@ -201,7 +205,10 @@ int main(int argc, char** argv) {
       cases.push_back(std::move(c));
     }
     std::string summary;
-    for (const Case& c : cases) run_case(c, seeds, result, md, summary, scratch);
+    for (Case& c : cases) {
+      if (!keep_runs.empty()) c.settings.keep_runs = keep_runs / c.key;
+      run_case(c, seeds, result, md, summary, scratch);
+    }
     md += "## Summary\n\n" + summary;
     result["summary"] = summary;
     publish(result, md, out, markdown);

@@ -1,5 +1,6 @@
 #include "search_quality/quality.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -100,6 +101,15 @@ int evaluations_to_reach(const QualitySettings& settings, const EvaluatorSetup& 
       reached = count;
       break;
     }
+  }
+  if (!settings.keep_runs.empty()) {  // for a study of where the evaluations went (study.py)
+    std::string name = strategy.name;
+    for (char& ch : name)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_') ch = '_';
+    const fs::path kept = settings.keep_runs / name / ("seed" + std::to_string(seed));
+    fs::remove_all(kept);
+    fs::create_directories(kept.parent_path());
+    fs::copy(run_dir, kept, fs::copy_options::recursive);
   }
   fs::remove_all(run_dir);
   return reached;

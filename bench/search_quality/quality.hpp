@@ -28,6 +28,7 @@ struct QualitySettings {
   int budget = 300;
   double tolerance = 0.02;     // within 2% of the best speedup
   double failure_rate = 0.15;  // evaluator.synthetic.failure_rate (the engine's default)
+  fs::path keep_runs;  // "" = run directories are removed; else kept as keep_runs/STRATEGY/seedN
 };
 
 /// Sets the evaluator of one search (the strategy and the search seed are set by the caller).
