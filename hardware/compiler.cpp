@@ -57,6 +57,36 @@ std::string unique_suffix() {
 }
 
 
+// A compile of candidate source is confined like a worker (hardware/confine.hpp), as a build: the
+// user's home is hidden (an `#include "~/.aws/credentials"` would put the file into the log an
+// agent reads), its own folder is the one writable place, and the include folders of its
+// command and the compiler's own prefix are bound in read-only where they lie in the home.
+void confine_compile(SandboxLimits& limits, const std::vector<std::string>& cmd, const fs::path& work) {
+  limits.confine = true;
+  limits.build = true;
+  limits.max_file_bytes = 1ull << 30;
+  limits.tmpfs_options = "size=1g,mode=1777";  // nvcc's temporary files
+  std::error_code ec;
+  limits.binds.push_back({work.string(), work.string(), true});
+  const char* home = std::getenv("HOME");
+  if (!home || *home != '/' || fs::path(home) == "/" || !fs::is_directory(home, ec)) return;
+  const fs::path hidden = fs::canonical(home, ec);
+  limits.hidden.push_back(hidden.string());
+  auto bind_if_hidden = [&](const fs::path& folder) {
+    const fs::path real = fs::canonical(folder, ec);
+    if (ec || !fs::is_directory(real, ec)) return;
+    const std::string r = real.string(), h = hidden.string();
+    if (r.size() > h.size() && r.compare(0, h.size(), h) == 0 && r[h.size()] == '/' && limits.binds.size() < 16)
+      limits.binds.push_back({r, r, false});
+  };
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    if ((cmd[i] == "-I" || cmd[i] == "-isystem") && i + 1 < cmd.size()) bind_if_hidden(cmd[i + 1]);
+    else if (cmd[i].rfind("-I", 0) == 0 && cmd[i].size() > 2) bind_if_hidden(cmd[i].substr(2));
+  }
+  if (const std::string program = find_program(cmd.front()); !program.empty())
+    bind_if_hidden(fs::canonical(program, ec).parent_path().parent_path());
+}
+
 }  // namespace
 
 nlohmann::json KernelCompiler::resources(const std::string& log, uintmax_t so_bytes) const {
@@ -143,7 +173,9 @@ BuildResult KernelCompiler::compile(const std::string& source, const std::vector
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
   limits.memory_mb = settings_.memory_mb;
+  if (confinement_enabled()) confine_compile(limits, cmd, work);
   SandboxResult run = run_sandboxed(cmd, limits, work);
+  if (limits.confine) hand_over(work.string(), geteuid());  // back from the compile's uid
   result.log = run.err + run.out;
   if (!run.started) {
     result.log = "cannot run the compiler: " + run.error;

@@ -171,6 +171,15 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
     if (move_mount(trees[i], "", AT_FDCWD, plan.binds[i].target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0) return errno;
     close(trees[i]);
   }
+  // The folder it was started in, entered again by its path: where a bind now covers it, the
+  // bind (writable, say) is where it works, not the read-only mount below. Where nothing covers
+  // it (or a hidden folder did), it stays where it was.
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) != nullptr) {
+    const int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (chdir(cwd) != 0 && here >= 0) fchdir(here);
+    if (here >= 0) close(here);
+  }
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "hardware/confine.hpp"
 #include "core/problem.hpp"
 #include "hardware/compiler.hpp"
 #include "hardware/cpu/cpu_evaluator.hpp"
@@ -152,6 +154,32 @@ TEST_CASE("cpu compiler: the second build of a source is a cache hit") {
   CHECK(third.ok);
   CHECK_FALSE(third.cached);
   CHECK(third.artifact != first.artifact);
+}
+
+TEST_CASE("cpu compiler: a compile is confined: a file of the user's home never reaches its log") {
+  const ConfinementSupport& support = confinement_support();
+  if (!support.mount_ns) {
+    MESSAGE("no mount namespace here: " << support.refused);
+    return;
+  }
+  TempDir cache;
+  // The home outside /tmp (the compile's private /tmp would hide it anyway).
+  const fs::path home = fs::absolute("kmcts-compile-home-" + std::to_string(getpid()));
+  fs::create_directories(home);
+  { std::ofstream(home / "secret.h") << "sekrit_value_4242 is not C++\n"; }
+  const char* old_home = std::getenv("HOME");
+  const std::string saved = old_home ? old_home : "";
+  setenv("HOME", home.c_str(), 1);
+  KernelCompiler compiler(CompilerSettings{"c++", cache.path, 60, 4096, {}}, cpu_compiler_flavor());
+  BuildResult stolen = compiler.compile("#include \"" + (home / "secret.h").string() + "\"\n" + variant("wrong.cpp"));
+  BuildResult plain = compiler.compile(variant("wrong.cpp"));
+  if (old_home) setenv("HOME", saved.c_str(), 1);
+  else unsetenv("HOME");
+  fs::remove_all(home);
+  CHECK_FALSE(stolen.ok);
+  CHECK(stolen.log.find("sekrit_value_4242") == std::string::npos);
+  CHECK(stolen.log.find("secret.h") != std::string::npos);  // named, not read: "No such file"
+  REQUIRE_MESSAGE(plain.ok, plain.log);  // and an ordinary compile still builds
 }
 
 TEST_CASE("cpu compiler: parallel compiles of one source agree") {
