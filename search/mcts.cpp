@@ -24,6 +24,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.pending = PendingTreatmentRegistry::instance().create("pending-work treatment", c.get_string("search.pending"), c);
   p.widening = WideningRegistry::instance().create("widening", c.get_string("search.widening"), c);
   p.backup = BackupRegistry::instance().create("backup", c.get_string("search.backup"), c);
+  p.value_scale = ValueScaleRegistry::instance().create("value scale", c.get_string("search.value_scale"), c);
   const std::string expansion = c.get_string("search.expansion");
   if (expansion != "first_open" && expansion != "compare")
     throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare)");
@@ -121,6 +122,7 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
     for (auto& st : stats) st.prior *= 1 - share;
     stats.push_back(parts_.pending->child(graph.node(node).reward, 1, 0, share));
   }
+  parts_.value_scale->apply(stats);
   ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
   const size_t chosen = parts_.policy->choose(parent, stats, rng);
   return chosen < candidates.size() ? candidates[chosen].first : -1;

@@ -17,6 +17,7 @@
 #include "search/selection_policy.hpp"
 #include "search/strategy.hpp"
 #include "search/strategy_support.hpp"
+#include "search/value_scale.hpp"
 #include "search/widening.hpp"
 
 namespace kmcts {
@@ -28,6 +29,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<PendingTreatment> pending;
     std::unique_ptr<Widening> widening;
     std::unique_ptr<Backup> backup;
+    std::unique_ptr<ValueScale> value_scale;
     bool compare_expansion = false;  // search.expansion=compare
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).

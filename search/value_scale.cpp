@@ -1,0 +1,35 @@
+#include "search/value_scale.hpp"
+
+#include <algorithm>
+
+KMCTS_OPTION("search.value_scale", String, "none", std::nullopt, std::nullopt,
+             "Scale of the children's values a descent compares: none (as backed up) or siblings (min-max over the "
+             "children compared, so the exploration constant is relative to their spread)")
+
+namespace kmcts {
+namespace {
+
+class NoScale final : public ValueScale {
+ public:
+  void apply(std::vector<ChildStats>&) const override {}
+};
+
+class SiblingScale final : public ValueScale {
+ public:
+  void apply(std::vector<ChildStats>& children) const override {
+    if (children.empty()) return;
+    auto [lo, hi] = std::minmax_element(children.begin(), children.end(),
+                                        [](const ChildStats& a, const ChildStats& b) { return a.q < b.q; });
+    const double low = lo->q, spread = hi->q - lo->q;
+    for (ChildStats& c : children) c.q = spread > 0 ? (c.q - low) / spread : 0.5;
+  }
+};
+
+using P = std::unique_ptr<ValueScale>;
+
+}  // namespace
+}  // namespace kmcts
+
+KMCTS_REGISTER(kmcts::ValueScaleRegistry, "none", [](const kmcts::Config&) -> kmcts::P { return std::make_unique<kmcts::NoScale>(); })
+KMCTS_REGISTER(kmcts::ValueScaleRegistry, "siblings",
+               [](const kmcts::Config&) -> kmcts::P { return std::make_unique<kmcts::SiblingScale>(); })

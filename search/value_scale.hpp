@@ -1,0 +1,27 @@
+#pragma once
+// How the values of the children a descent compares are put on a common scale before the
+// selection policy sees them. Registered by name:
+//   none     - as backed up (a log-speedup reward: the exploration constants are set on that scale);
+//   siblings - min-max over the children compared (the virtual "expand here" child included):
+//              the best gets 1, the worst 0, all 0.5 when they are equal. The exploration term
+//              is then measured against the spread of the children's values, so one constant
+//              serves a landscape of 1.05x steps and one of 20x (MuZero normalises Q by the
+//              tree's min and max to the same end).
+#include <vector>
+
+#include "core/options.hpp"
+#include "core/registry.hpp"
+#include "search/selection_policy.hpp"
+
+namespace kmcts {
+
+class ValueScale {
+ public:
+  virtual ~ValueScale() = default;
+  /// Rescales the q of every child in place.
+  virtual void apply(std::vector<ChildStats>& children) const = 0;
+};
+
+using ValueScaleRegistry = Registry<ValueScale, const Config&>;
+
+}  // namespace kmcts
