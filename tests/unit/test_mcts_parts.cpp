@@ -6,6 +6,7 @@
 #include "search/backup.hpp"
 #include "search/pending.hpp"
 #include "search/selection_policy.hpp"
+#include "search/value_scale.hpp"
 #include "search/widening.hpp"
 
 using namespace kmcts;
@@ -113,4 +114,33 @@ TEST_CASE("widening: fixed and progressive") {
   CHECK(pw->max_children(4) == 2);   // ceil(2)
   CHECK(pw->max_children(5) == 3);   // ceil(2.236)
   CHECK(pw->max_children(100) == 5); // capped
+}
+
+TEST_CASE("value scale: none leaves values as they are, siblings min-max scales them") {
+  auto none = ValueScaleRegistry::instance().create("value scale", "none", with({}));
+  auto siblings = ValueScaleRegistry::instance().create("value scale", "siblings", with({}));
+  std::vector<ChildStats> children = {{1.0, 3, 1}, {3.0, 1, 1}, {2.0, 2, 1}};
+  none->apply(children);
+  CHECK(children[0].q == 1.0);
+  CHECK(children[1].q == 3.0);
+  siblings->apply(children);
+  CHECK(children[0].q == doctest::Approx(0.0));
+  CHECK(children[1].q == doctest::Approx(1.0));
+  CHECK(children[2].q == doctest::Approx(0.5));
+  CHECK(children[2].visits == 2);  // only the values change
+  std::vector<ChildStats> equal = {{4.0, 1, 1}, {4.0, 2, 1}};
+  siblings->apply(equal);
+  CHECK(equal[0].q == 0.5);
+  CHECK(equal[1].q == 0.5);
+  // With UCT on top, the exploration term is weighed against the spread: as backed up, the same
+  // two children choose differently on a 20x scale and on a 1.05x scale; scaled, alike.
+  auto uct = SelectionPolicyRegistry::instance().create("policy", "uct", with({"search.exploration=0.3"}));
+  CounterRng rng(1, 2);
+  std::vector<ChildStats> wide = {{3.0, 10, 1}, {0.0, 1, 1}}, narrow = {{0.05, 10, 1}, {0.0, 1, 1}};
+  CHECK(uct->choose({11}, wide, rng) == 0);
+  CHECK(uct->choose({11}, narrow, rng) == 1);  // exploration swamps a 0.05 difference
+  siblings->apply(wide);
+  siblings->apply(narrow);
+  CHECK(uct->choose({11}, wide, rng) == 0);
+  CHECK(uct->choose({11}, narrow, rng) == 0);
 }

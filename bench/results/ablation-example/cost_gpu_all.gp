@@ -2,7 +2,7 @@
 set terminal pngcairo size 1100,680 font "DejaVu Sans,13" noenhanced
 set output "cost_gpu_all.png"
 set title "Cost and result: all problems (geometric mean)"
-set xlabel "GPU (measurement) time (s) (mean over problems per seed)"
+set xlabel "CPU time (s) (mean over problems per seed)"
 set ylabel "final best speedup over the reference (x)"
 set grid lc rgb "#dddddd"
 set border 3

@@ -2,7 +2,7 @@
 set terminal pngcairo size 1100,680 font "DejaVu Sans,13" noenhanced
 set output "cost_gpu_matmul.png"
 set title "Cost and result: matmul"
-set xlabel "GPU (measurement) time (s) per run"
+set xlabel "CPU time (s) per run"
 set ylabel "final best speedup over the reference (x)"
 set grid lc rgb "#dddddd"
 set border 3
