@@ -13,6 +13,9 @@ KMCTS_OPTION("search.expansion", String, "first_open", std::nullopt, std::nullop
              "Where a descent stops to expand: first_open (the first node on the path with room for a child, the "
              "classic rule) or compare (at a node with room, expanding it competes in the policy's choice with its "
              "children, as a virtual child valued at the node's own reward with one visit).")
+KMCTS_OPTION("search.anneal_selections", Int, 0, 0, 100000000,
+             "Anneal exploration over this many selections: the exploration term weighs 1 - s/N at the s-th "
+             "selection (never under 0.05), by dividing the values a descent compares by that weight; 0 = constant.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -29,6 +32,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   if (expansion != "first_open" && expansion != "compare")
     throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare)");
   p.compare_expansion = expansion == "compare";
+  p.anneal_selections = static_cast<int>(c.get_int("search.anneal_selections"));
   return p;
 }
 
@@ -123,6 +127,10 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
     stats.push_back(parts_.pending->child(graph.node(node).reward, 1, 0, share));
   }
   parts_.value_scale->apply(stats);
+  if (parts_.anneal_selections > 0) {  // argmax(q / w + c e) = argmax(q + c w e): exploration weighs w
+    const double w = std::max(0.05, 1.0 - static_cast<double>(selections_) / parts_.anneal_selections);
+    for (ChildStats& st : stats) st.q /= w;
+  }
   ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
   const size_t chosen = parts_.policy->choose(parent, stats, rng);
   return chosen < candidates.size() ? candidates[chosen].first : -1;

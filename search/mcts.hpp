@@ -31,6 +31,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<Backup> backup;
     std::unique_ptr<ValueScale> value_scale;
     bool compare_expansion = false;  // search.expansion=compare
+    int anneal_selections = 0;       // search.anneal_selections (0 = constant exploration)
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
