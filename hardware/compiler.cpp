@@ -66,25 +66,16 @@ void confine_compile(SandboxLimits& limits, const std::vector<std::string>& cmd,
   limits.build = true;
   limits.max_file_bytes = 1ull << 30;
   limits.tmpfs_options = "size=1g,mode=1777";  // nvcc's temporary files
-  std::error_code ec;
   limits.binds.push_back({work.string(), work.string(), true});
-  const char* home = std::getenv("HOME");
-  if (!home || *home != '/' || fs::path(home) == "/" || !fs::is_directory(home, ec)) return;
-  const fs::path hidden = fs::canonical(home, ec);
-  limits.hidden.push_back(hidden.string());
-  auto bind_if_hidden = [&](const fs::path& folder) {
-    const fs::path real = fs::canonical(folder, ec);
-    if (ec || !fs::is_directory(real, ec)) return;
-    const std::string r = real.string(), h = hidden.string();
-    if (r.size() > h.size() && r.compare(0, h.size(), h) == 0 && r[h.size()] == '/' && limits.binds.size() < 16)
-      limits.binds.push_back({r, r, false});
-  };
+  std::vector<fs::path> needed;
   for (size_t i = 0; i < cmd.size(); ++i) {
-    if ((cmd[i] == "-I" || cmd[i] == "-isystem") && i + 1 < cmd.size()) bind_if_hidden(cmd[i + 1]);
-    else if (cmd[i].rfind("-I", 0) == 0 && cmd[i].size() > 2) bind_if_hidden(cmd[i].substr(2));
+    if ((cmd[i] == "-I" || cmd[i] == "-isystem") && i + 1 < cmd.size()) needed.emplace_back(cmd[i + 1]);
+    else if (cmd[i].rfind("-I", 0) == 0 && cmd[i].size() > 2) needed.emplace_back(cmd[i].substr(2));
   }
+  std::error_code ec;
   if (const std::string program = find_program(cmd.front()); !program.empty())
-    bind_if_hidden(fs::canonical(program, ec).parent_path().parent_path());
+    needed.push_back(fs::canonical(program, ec).parent_path().parent_path());
+  hide_home(limits, needed);
 }
 
 }  // namespace

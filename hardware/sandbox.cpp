@@ -358,4 +358,31 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   return result;
 }
 
+void hide_home(SandboxLimits& limits, const std::vector<std::filesystem::path>& needed) {
+  namespace fs = std::filesystem;
+  constexpr size_t kMaxBinds = 16;  // what a view takes (confine.cpp)
+  std::error_code ec;
+  // What the view hides: the private /tmp, /var/tmp and /dev/shm always, the home when there is one.
+  std::vector<std::string> hidden_by_view = {"/tmp", "/var/tmp", "/dev/shm"};
+  const char* home = std::getenv("HOME");
+  if (home && *home == '/' && fs::path(home) != "/" && fs::is_directory(home, ec)) {
+    const std::string h = fs::canonical(home, ec).string();
+    if (!ec) {
+      limits.hidden.push_back(h);
+      hidden_by_view.push_back(h);
+    }
+  }
+  for (const fs::path& folder : needed) {
+    const std::string real = fs::canonical(folder, ec).string();
+    if (ec || !fs::is_directory(real, ec)) continue;
+    for (const std::string& h : hidden_by_view) {
+      const bool inside = real.size() > h.size() && real.compare(0, h.size(), h) == 0 && real[h.size()] == '/';
+      if (inside && limits.binds.size() < kMaxBinds) {
+        limits.binds.push_back({real, real, false});
+        break;
+      }
+    }
+  }
+}
+
 }  // namespace kmcts

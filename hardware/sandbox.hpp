@@ -52,6 +52,12 @@ struct SandboxResult {
 SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxLimits& limits,
                             const std::filesystem::path& cwd = {});
 
+/// Hides the user's home ($HOME, when it is a folder other than "/") from a confined child (an
+/// empty folder in its view) and binds back in, read-only, each folder of `needed` the view would
+/// hide: in the home, or under the private /tmp, /var/tmp and /dev/shm (a compiler's prefix,
+/// include folders, a virtual environment, a source tree cloned under /tmp).
+void hide_home(SandboxLimits& limits, const std::vector<std::filesystem::path>& needed);
+
 /// `name` as a path: itself when it has a '/', else the first executable of that name in PATH;
 /// "" when there is none.
 std::string find_program(const std::string& name);

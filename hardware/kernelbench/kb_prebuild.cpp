@@ -36,11 +36,6 @@ std::vector<std::string> python_folders(const std::string& python) {
   return known[python] = folders;
 }
 
-bool under(const fs::path& path, const fs::path& folder) {
-  const std::string p = path.lexically_normal().string(), f = folder.lexically_normal().string();
-  return p.size() > f.size() && p.compare(0, f.size(), f) == 0 && p[f.size()] == '/';
-}
-
 // The headers the build asked for, made by kb_cxx.py --make-pch (it checks the flags); one at a
 // time in this process, each request removed once tried.
 void make_requested_headers(const PrebuildSpec& spec, const fs::path& requests) {
@@ -76,10 +71,7 @@ SandboxResult run_prebuild(const PrebuildSpec& spec) {
     if (!spec.headers.empty()) argv.push_back("KMCTS_PCH_REQUESTS=" + requests.string());
     limits.max_file_bytes = kMaxFileBytes;
     limits.tmpfs_options = "size=4g,mode=1777";  // nvcc's temporary files
-    const char* home = std::getenv("HOME");
     std::error_code ec;
-    if (home && *home == '/' && fs::path(home) != "/" && fs::is_directory(home, ec))
-      limits.hidden.push_back(fs::canonical(home, ec).string());
     limits.binds.push_back({spec.extensions.string(), spec.extensions.string(), true});
     if (!spec.headers.empty()) {
       fs::create_directories(spec.headers, ec);
@@ -87,10 +79,8 @@ SandboxResult run_prebuild(const PrebuildSpec& spec) {
     }
     limits.binds.push_back({spec.harness_dir.string(), spec.harness_dir.string(), false});
     limits.binds.push_back({spec.candidate.string(), spec.candidate.string(), false});
-    for (const std::string& folder : python_folders(spec.python)) {
-      for (const std::string& hidden : limits.hidden)
-        if (under(folder, hidden) || folder == hidden) limits.binds.push_back({folder, folder, false});
-    }
+    const std::vector<std::string> python = python_folders(spec.python);
+    hide_home(limits, std::vector<fs::path>(python.begin(), python.end()));
   }
   argv.insert(argv.end(), {spec.python, (spec.harness_dir / "prebuild.py").string(), spec.candidate.string()});
   SandboxResult run = run_sandboxed(argv, limits, spec.harness_dir);
