@@ -134,8 +134,11 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
   // on the H200: "OS call failed"), and what a process may write there is its own.
   mount_attr writable{};
   writable.attr_clr = MOUNT_ATTR_RDONLY;
-  struct stat proc;
-  if (stat("/proc", &proc) == 0 && mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0) return errno;
+  struct stat proc, root;
+  // Only where /proc is a mount of its own: otherwise the call would make the root writable.
+  if (stat("/proc", &proc) == 0 && stat("/", &root) == 0 && proc.st_dev != root.st_dev &&
+      mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0)
+    return errno;
   constexpr size_t kMaxBinds = 16;
   int trees[kMaxBinds];
   bool files[kMaxBinds];

@@ -33,7 +33,7 @@ def study_run(events, best, tolerance):
     speed, depth, children = {}, {0: 0}, Counter()
     incumbent, inc_speed = None, 0.0
     out = Counter()
-    ratios, widths, depth_gaps, depths = [], [], [], []
+    depth_gaps, depths = [], []
     evaluations = 0
     pending_select = {}
     for kind, p in events:
@@ -43,8 +43,6 @@ def study_run(events, best, tolerance):
             out["expand_selects"] += 1
             s = speed.get(n)
             ratio = (s / inc_speed) if (s is not None and inc_speed > 0) else 0.0
-            ratios.append(ratio)
-            widths.append(children[n])
             depths.append(depth.get(n, 0))
             if incumbent is not None:
                 depth_gaps.append(depth.get(n, 0) - depth.get(incumbent, 0))
@@ -83,7 +81,7 @@ def study_run(events, best, tolerance):
                 out["reached_at"] = evaluations
                 break
     out["evaluations"] = evaluations
-    return out, ratios, widths, depth_gaps, depths
+    return out, depth_gaps, depths
 
 
 def pct(a, b):
@@ -114,7 +112,7 @@ def main():
                 if best is None:
                     best = max((p.get("speedup", 0) for k, p in events if k == "evaluation" and p.get("verdict") == "ok"),
                                default=1.0)
-                c, ratios, widths, dg, depths = study_run(events, best, args.tolerance)
+                c, dg, depths = study_run(events, best, args.tolerance)
                 total.update(c)
                 gaps += dg
                 for d in depths:
