@@ -1,17 +1,19 @@
 """Does where a tensor lands in GPU memory change a KernelBench kernel's time? (issue 25, item 6:
 the seeds' A/A offset of about 0.9% that follows the evaluation, not the side.)
 
-One process, one problem's reference model: COPIES independent copies of its inputs are made
-(each a fresh allocation, all kept alive, with PAD_MIB of padding allocated between them so that
-they land apart), then timed round-robin, ROUNDS rounds of CALLS calls per copy, L2 flushed
+One process, one problem's reference model: COPIES independent copies of its inputs (--what
+inputs) or of the model, its weights and buffers (--what model) are made (each a fresh
+allocation, all kept alive, with PAD_MIB of padding allocated between them so that they land
+apart), then timed round-robin, ROUNDS rounds of CALLS calls per copy, L2 flushed
 before each call as the hardened harness does. Prints one JSON line: each copy's median and its
 ratio to copy 0. If the copies' medians differ by about the A/A offset with tight spread, the
 placement of the buffers explains it. Run it twice: fresh processes place differently.
 
-Usage: python3 placement_probe.py PROBLEM.py [--copies 6] [--rounds 30] [--calls 5] [--pad-mib 64]
+Usage: python3 placement_probe.py PROBLEM.py [--what inputs|model] [--copies 6] [--rounds 30] [--calls 5] [--pad-mib 64]
 Not run in CI (needs a GPU); its figures go to bench/results/kb-aa.md."""
 
 import argparse
+import copy
 import importlib.util
 import json
 import statistics
@@ -26,6 +28,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=30)
     ap.add_argument("--calls", type=int, default=5)
     ap.add_argument("--pad-mib", type=int, default=64)
+    ap.add_argument("--what", default="inputs", choices=("inputs", "model"))
     args = ap.parse_args()
     spec = importlib.util.spec_from_file_location("problem", args.problem)
     mod = importlib.util.module_from_spec(spec)
@@ -33,19 +36,24 @@ def main():
     torch.manual_seed(0)
     model = mod.Model(*mod.get_init_inputs()).cuda().eval()
     base = [x.cuda() if isinstance(x, torch.Tensor) else x for x in mod.get_inputs()]
-    copies, pads = [], []
+    copies, models, pads = [], [], []
     for _ in range(args.copies):
-        copies.append([x.clone() if isinstance(x, torch.Tensor) else x for x in base])
+        if args.what == "inputs":
+            copies.append([x.clone() if isinstance(x, torch.Tensor) else x for x in base])
+            models.append(model)
+        else:
+            copies.append(base)
+            models.append(copy.deepcopy(model))
         pads.append(torch.empty(args.pad_mib << 20, dtype=torch.uint8, device="cuda"))
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     times = [[] for _ in copies]
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with torch.no_grad():
-        for inputs in copies:
+        for model, inputs in zip(models, copies):
             model(*inputs)
         torch.cuda.synchronize()
         for _ in range(args.rounds):
-            for k, inputs in enumerate(copies):
+            for k, (model, inputs) in enumerate(zip(models, copies)):
                 for _ in range(args.calls):
                     flush.zero_()
                     start.record()
@@ -58,8 +66,9 @@ def main():
     for t in times:  # interquartile range relative to the median: how tight each copy is
         q = statistics.quantiles(t, n=4)
         spread.append(round((q[2] - q[0]) / statistics.median(t), 5))
-    addresses = [hex(c[0].data_ptr()) if isinstance(c[0], torch.Tensor) else None for c in copies]
-    print(json.dumps({"problem": args.problem.split("/")[-1], "medians_ms": [round(m, 5) for m in medians],
+    first = [next(iter(m.parameters()), None) for m in models] if args.what == "model" else [c[0] for c in copies]
+    addresses = [hex(x.data_ptr()) if isinstance(x, torch.Tensor) else None for x in first]
+    print(json.dumps({"problem": args.problem.split("/")[-1], "what": args.what, "medians_ms": [round(m, 5) for m in medians],
                       "ratio_to_copy0": [round(m / medians[0], 5) for m in medians], "iqr_rel": spread,
                       "addresses": addresses}))
 

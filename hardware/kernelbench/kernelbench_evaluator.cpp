@@ -40,6 +40,10 @@ KMCTS_CHOICE_OPTION("evaluator.kernelbench.library_policy", "report", ({"report"
              "(allowed and recorded with the own-kernel share: KernelBench's setting), limit (rejected above "
              "max_library_share of the kernel time) or all (rejected: every op a kernel of its own). Each rejects "
              "a candidate none of whose kernels is its own")
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.eager_process", "child", ({"child", "harness"}),
+             "Hardened mode: where the eager reference is timed: child (a fresh process of the candidate's kind, "
+             "by the same block code, timer and output copy: the sides differ only in their code) or harness (in the "
+             "warm trusted process, whose history the candidate's process lacks; one process fewer per evaluation)")
 KMCTS_OPTION("evaluator.kernelbench.max_library_share", Double, 0.5, 0.0, 1.0,
              "Hardened mode, library_policy=limit: the largest share of kernel time library kernels may take")
 KMCTS_OPTION("evaluator.kernelbench.timer_lib", String, "", std::nullopt, std::nullopt,
@@ -80,6 +84,7 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.screen = c.get_string("evaluator.kernelbench.screen");
   s.library_policy = c.get_string("evaluator.kernelbench.library_policy");
   s.max_library_share = c.get_double("evaluator.kernelbench.max_library_share");
+  s.eager_process = c.get_string("evaluator.kernelbench.eager_process");
   s.timer_lib = c.get_string("evaluator.kernelbench.timer_lib");
   s.prebuild = c.get_bool("evaluator.kernelbench.prebuild");
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
@@ -323,6 +328,7 @@ std::vector<std::string> KernelBenchEvaluator::harness_arguments(const BuildResu
                                      "--library-policy",
                                      build.source_hash == seed_hash_ ? "record" : settings_.library_policy,
                                      "--max-library-share", fmt::format("{}", settings_.max_library_share),
+                                     "--eager-process", settings_.eager_process,
                                      "--timer-lib", settings_.timer_lib}
           : std::vector<std::string>{"--trials", std::to_string(settings_.trials)};
   args.insert(args.end(), by_mode.begin(), by_mode.end());
@@ -416,6 +422,7 @@ EvalResult KernelBenchEvaluator::measure_warm(const BuildResult& build) {
 json KernelBenchEvaluator::describe() const {
   return {{"evaluator", "kernelbench"},   {"mode", settings_.mode}, {"screen", settings_.screen},
           {"library_policy", settings_.library_policy}, {"max_library_share", settings_.max_library_share},
+          {"eager_process", settings_.eager_process},
           {"time_compile", settings_.time_compile},
           {"python", settings_.python},   {"harness", harness_.string()},
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},

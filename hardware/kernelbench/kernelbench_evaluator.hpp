@@ -31,6 +31,7 @@ struct KernelBenchSettings {
   std::string screen = "reject";   // hardened: reject or record what the static screen flags
   std::string library_policy = "report";  // hardened: report, limit or all (library kernels in the timed calls)
   double max_library_share = 0.5;         // library_policy=limit
+  std::string eager_process = "child";    // hardened: eager timed in a fresh process (child) or the harness
   std::string timer_lib;           // hardened: libkmcts_kb_timer.so; "" = kernelbench_timer_library()
   bool time_compile = false;       // time torch.compile of the reference too
   bool prebuild = true;            // build extensions on the CPU pool before the GPU evaluation

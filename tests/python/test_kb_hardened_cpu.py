@@ -81,6 +81,28 @@ class Hardened(unittest.TestCase):
         self.assertLess(bound["unaccounted_ms"], bound["allowed_ms"])
         self.assertGreater(bound["candidate_calls"], 0)
 
+    def test_eager_timed_in_a_process_of_the_candidates_kind(self):
+        # --eager-process child: the reference's Model runs in a fresh worker process, timed by
+        # the same block code on the same shared inputs, its outputs checked against the
+        # reference's; the verdicts stay the candidate's.
+        r = evaluate(os.path.join(FIXTURES, "small_correct.py"), "--eager-process", "child")
+        self.assertEqual(verdict(r), "ok", message(r))
+        self.assertIn("eager_load", r["seconds"])
+        self.assertGreaterEqual(r["runtime_ms"]["eager"]["n"], 20)
+        lo, hi = r["speedup_ci"]["eager"]
+        self.assertLessEqual(lo, r["speedup"]["eager"])
+        self.assertGreaterEqual(hi, r["speedup"]["eager"])
+        self.assertEqual(verdict(evaluate(os.path.join(FIXTURES, "small_wrong.py"), "--eager-process", "child")),
+                         "wrong_answer")
+        harness = evaluate(os.path.join(FIXTURES, "small_correct.py"), "--eager-process", "harness")
+        self.assertNotIn("eager_load", harness["seconds"])
+        self.assertEqual(harness["instances"], {"asked": 1, "candidate": 1})  # one build on the CPU
+
+    def test_timed_calls_rotate_over_builds_of_the_model_on_both_sides(self):
+        r = evaluate(os.path.join(FIXTURES, "small_correct.py"), "--eager-process", "child", "--instances", "3")
+        self.assertEqual(verdict(r), "ok", message(r))
+        self.assertEqual(r["instances"], {"asked": 3, "candidate": 3, "eager": 3})
+
     def test_library_use_is_a_note_and_the_cpu_attributes_nothing(self):
         r = evaluate(os.path.join(CHEATS, "library_call.py"))
         self.assertEqual(r["screen"]["verdict"], "clean")
@@ -101,6 +123,33 @@ class Hardened(unittest.TestCase):
                 self.assertEqual(verdict(r), m.group(1), message(r))
                 if m.group(2):
                     self.assertIn(m.group(2).strip(), message(r))
+
+
+@unittest.skipUnless(HAVE_TORCH, "no torch")
+class Rotation(unittest.TestCase):
+    def test_time_block_calls_the_builds_in_turn(self):
+        import torch
+        import candidate_worker
+
+        class Timer:
+            def flush(self):
+                pass
+
+            def measure(self, fn):
+                out = fn()
+                return {"union_ns": 1, "window_ns": 1, "stray_before": 0, "stray_after": 0}, out
+
+        called = []
+
+        def build(k):
+            return lambda x: (called.append(k), x * 2)[1]
+
+        instances = candidate_worker.Instances([build(0), build(1), build(2)])
+        bound = {key: ([torch.ones(2)], [torch.empty(2)]) for key in ("a", "b")}
+        for _ in range(3):
+            candidate_worker.time_block(instances, Timer(), bound, ["a", "b"], torch.device("cpu"))
+        self.assertEqual(called, [0, 1, 2, 0, 1, 2])
+        self.assertTrue(torch.equal(bound["b"][1][0], torch.full((2,), 2.0)))
 
 
 SERVE = os.path.join(os.path.dirname(HARNESS), "serve.py")
@@ -131,6 +180,12 @@ class Warm(unittest.TestCase):
             self.assertIn("load", r["seconds"])
         for key in ("timing_redraw", "timing_candidate", "timing_checks", "timing_references"):
             self.assertIn(key, replies[0]["seconds"])
+
+    def test_hardened_serves_with_the_eager_process_started_ahead(self):
+        correct = os.path.join(FIXTURES, "small_correct.py")
+        replies = serve("hardened", [correct, correct], "--eager-process", "child")
+        self.assertEqual([verdict(r) for r in replies], ["ok", "ok"], [message(r) for r in replies])
+        self.assertTrue(all("eager_load" in r["seconds"] for r in replies))
 
     def test_faithful_serves_one_candidate(self):
         correct = os.path.join(FIXTURES, "small_correct.py")

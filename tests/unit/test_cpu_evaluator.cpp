@@ -321,7 +321,10 @@ TEST_CASE("cpu evaluator: a ~10 ms kernel is measured within the default budgets
           << r.details["counters"]["stop_reason"]);
   CHECK(r.speedup < 1);
   CHECK(r.candidate.samples() >= 20);
-  CHECK(r.run_seconds < 4.5);  // max_time_ms (2 s) bounds the timing loop even when noise keeps the rse high
+  // max_time_ms (2 s) bounds the timing loop even when noise keeps the rse high: the loop stops
+  // for time, within a block of it (the worker's own clock: a busy machine may slow the rest).
+  const nlohmann::json& counters = r.details["counters"];
+  if (counters["stop_reason"] == "max_time") CHECK(counters["timing_wall_ms"].get<double>() < 2000.0 + 500.0);
 }
 
 // ---- construction and registry ----

@@ -39,14 +39,17 @@ class Child:
         self.proc.start()
         child_conn.close()
 
-    def load(self, candidate, init_inputs, env):
+    def load(self, candidate, init_inputs, env, cls="ModelNew", instances=1):
+        """Sends the process its file: ModelNew of a candidate, or Model of the problem itself for
+        the reference's timing process (hardened.py, --eager-process child); the class is built
+        `instances` times (candidate_worker.Instances)."""
         import torch
         # Copies: tensors sent to it are shared, and a warm harness keeps the originals for the
         # next candidates (and, on the CPU, the reference's own weights may be them).
         init_inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in init_inputs]
         try:
             self.conn.send({"op": "load", "candidate": os.path.abspath(candidate), "init_inputs": init_inputs,
-                            "seed": SEED, "env": env})
+                            "seed": SEED, "env": env, "class": cls, "instances": instances})
         except (OSError, ValueError):
             raise self.died("load") from None
 
@@ -146,12 +149,13 @@ def checked_samples(reply, count):
 class Warm:
     """What outlives one evaluation in a warm harness (serve.py): the CUPTI timer, each problem's
     module, init inputs and reference Model (built once, seeded as always), its torch.compile,
-    and the next candidate's process, started ahead. A one-shot run gets a fresh one."""
+    and the next evaluation's processes (the candidate's, and the reference's timing process),
+    started ahead. A one-shot run gets a fresh one."""
 
     def __init__(self, spares=False):
-        """spares: start the next candidate's process as soon as one is taken, so that it gets
-        ready while the current candidate is judged (serve.py)."""
-        self.timers, self.problems, self.compiled, self.spare, self.spares = {}, {}, {}, None, spares
+        """spares: start the next evaluation's process of a role as soon as one is taken, so that
+        it gets ready while the current candidate is judged (serve.py)."""
+        self.timers, self.problems, self.compiled, self.spares, self.keep_spares = {}, {}, {}, {}, spares
 
     def timer(self, device, library):
         from kb_timer import make_timer
@@ -178,9 +182,11 @@ class Warm:
             self.compiled[id(reference)] = torch.compile(reference)  # inductor, default mode
         return self.compiled[id(reference)]
 
-    def child(self, args):
+    def child(self, args, role="candidate"):
+        """A fresh process for `role` (candidate, or reference: the reference's timing process),
+        the spare when one is ready."""
         key = (args.device, args.timer_lib)
-        spare, self.spare = self.spare, None
+        spare = self.spares.pop(role, None)
         if spare is not None and spare.proc.is_alive() and spare.key == key:
             spare.timeout = args.call_timeout
             child = spare
@@ -189,17 +195,17 @@ class Warm:
                 spare.kill()
             child = Child(args.device, args.timer_lib, args.call_timeout)
             child.key = key
-        if self.spares:
-            self.start_spare(*key)
+        if self.keep_spares:
+            self.start_spare(*key, role=role)
         return child
 
     def pause_spare(self, stopped):
-        """The spare stopped while a candidate is timed: its start (imports, a CUDA context)
+        """The spares stopped while a candidate is timed: their start (imports, a CUDA context)
         must not disturb the measurement."""
-        if self.spare is not None:
-            self.spare.pause(stopped)
+        for spare in self.spares.values():
+            spare.pause(stopped)
 
-    def start_spare(self, device, timer_lib):
-        if self.spare is None:
-            self.spare = Child(device, timer_lib)
-            self.spare.key = (device, timer_lib)
+    def start_spare(self, device, timer_lib, role="candidate"):
+        if role not in self.spares:
+            self.spares[role] = Child(device, timer_lib)
+            self.spares[role].key = (device, timer_lib)

@@ -8,7 +8,9 @@ this process (kb_timer.py), one window per call.
 Messages come as pickled dicts over a multiprocessing Pipe (trusted to untrusted); replies go back
 as JSON text only (reply()), which the trusted side parses with a size cap and reads field by
 field: nothing this process sends can run code there or set a verdict's fields.
-  load {candidate, init_inputs, seed, env}  the first message: load the file, build ModelNew
+  load {candidate, init_inputs, seed, env[, class, instances]}  the first message: load the
+                             file, build ModelNew (the trusted side's own timing process of the
+                             reference names class Model), `instances` times (see Instances)
   bind {key, inputs, slots}  keep tensors under a key      unbind {key}
   call {key}                 one call, output to slot 0    quit
   time {keys}                one timed call on each key in turn, each output to its slot 0"""
@@ -50,6 +52,42 @@ def store(out, slot):
     slot.copy_(out)
 
 
+class Instances:
+    """The model built several times over, each from the same seed, and the timed calls in turn
+    on each: where a model's weights land in GPU memory moves its time (40_LayerNorm's reference,
+    8 copies in one process on the H200: two 1.3% faster than the other six, the same two in a
+    second process; bench/results/kb-aa.md). One build per process would make that a draw per
+    side; the rotation averages it, alike on both sides. Untimed calls use the first."""
+
+    def __init__(self, models):
+        self.models, self.turn = list(models), 0
+
+    def first(self):
+        return self.models[0]
+
+    def next(self):
+        model = self.models[self.turn % len(self.models)]
+        self.turn += 1
+        return model
+
+
+def build_instances(cls, init, seed, device, count):
+    """`count` models (at least one: a later build that fails for memory ends the list)."""
+    import torch
+    models = []
+    for k in range(max(1, count)):
+        torch.manual_seed(seed)
+        if device.type == "cuda":
+            torch.cuda.manual_seed(seed)
+        try:
+            models.append(cls(*init).to(device))
+        except torch.cuda.OutOfMemoryError:
+            if k == 0:
+                raise
+            break
+    return Instances(models)
+
+
 def serve(conn, model, timer, device):
     import torch
     bound = {}
@@ -70,7 +108,7 @@ def serve(conn, model, timer, device):
                 with torch.no_grad():
                     # In a window of its own (not timed): the kernels of untimed calls must not
                     # count as stray work at the next block's start.
-                    _, out = timer.measure(lambda: model(*inputs))
+                    _, out = timer.measure(lambda: model.first()(*inputs))
                     # The copy into the slot too (a kernel when the output is strided, as
                     # new_states[:, -1] is): after the window it would be a stray at the next one.
                     timer.measure(lambda: store(out, slots[0]))
@@ -78,12 +116,13 @@ def serve(conn, model, timer, device):
                     torch.cuda.synchronize(device)
                 reply(conn, {"ok": True})
             elif op == "time":
-                reply(conn, time_block(model, timer, bound, msg["keys"], device))
+                reply(conn, time_block(model, timer, bound, msg["keys"], device))  # model: Instances
         except Exception as e:  # the candidate failed (or a CUDA fault): the trusted side decides
             reply(conn, error_reply(op, e))
 
 
-def time_block(model, timer, bound, keys, device):
+def time_block(instances, timer, bound, keys, device):
+    """One timed call on each key in turn, each on the next of `instances` (Instances)."""
     import torch
     samples = []
     with torch.no_grad():
@@ -92,6 +131,7 @@ def time_block(model, timer, bound, keys, device):
         drain, _ = timer.measure(lambda: None)
         for key in keys:
             inputs, slots = bound[key]
+            model = instances.next()
             timer.flush()
             sample, out = timer.measure(lambda: model(*inputs))
             # In a window of its own, as for an untimed call: a large strided output's copy is
@@ -171,18 +211,15 @@ def run(conn, device_arg, timer_library, parent):
         spec = importlib.util.spec_from_file_location("kmcts_kb_candidate", candidate_path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        cls = module.ModelNew
+        cls = getattr(module, msg.get("class", "ModelNew"))
     except BaseException as e:  # noqa: BLE001 - SystemExit from a build failure included
         reply(conn, error_reply("load", e))
         return
     try:
-        torch.manual_seed(seed)
-        if device.type == "cuda":
-            torch.cuda.manual_seed(seed)
         init = [v.to(device) if isinstance(v, torch.Tensor) else v for v in init_inputs]
-        model = cls(*init).to(device)
+        model = build_instances(cls, init, seed, device, int(msg.get("instances", 1)))
     except Exception as e:
         reply(conn, error_reply("init", e))
         return
-    reply(conn, {"ok": True, "ready": True, "attribution_error": attribution_error})
+    reply(conn, {"ok": True, "ready": True, "attribution_error": attribution_error, "instances": len(model.models)})
     serve(conn, model, timer, device)

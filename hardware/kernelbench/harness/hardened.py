@@ -18,7 +18,10 @@ faithful mode (faithful.py) it adds:
   - timing by CUPTI across all streams (libkmcts_kb_timer.so) with an L2 flush before every
     call, candidate and references in alternating blocks over up to 16 input sets, each called
     once per block on values redrawn before it (no timed call sees inputs an earlier call saw),
-    until REFERENCE.md's stopping rule holds; median with a bootstrap CI;
+    until REFERENCE.md's stopping rule holds; median with a bootstrap CI. The eager reference is
+    timed as the candidate is, in a fresh process of its kind (--eager-process child), and each
+    of the two processes builds its model up to 8 times and takes the builds in turn (where a
+    build's weights land moves its time by up to 1.3%: bench/results/kb-aa.md);
   - every timed call's output checked; kernels that ran outside the timing windows (or while the
     candidate's process was stopped for the references' timing) rejected.
 
@@ -32,6 +35,7 @@ dynamic imports); a determined attacker is not ruled out.
 Usage: python3 hardened.py --problem P.py --candidate C.py [--device 0|cpu] [--timer-lib SO]
           [--tolerance current|paper] [--correctness-trials 5] [--no-compile] [--screen reject|record]
           [--library-policy report|limit|all|record] [--max-library-share 0.5]
+          [--eager-process child|harness] [--instances 0]
 Prints one JSON line on stdout (the same keys as faithful.py, plus screen, counters, attribution,
 rejected)."""
 
@@ -63,6 +67,27 @@ BOUND_OUTSIDE_FACTOR = 1.5
 BOUND_SLACK_PER_BLOCK_MS = 5.0
 BOUND_SLACK_PER_CALL_MS = {"cuda": 0.2, "cpu": 5.0}
 BOUND_FLOOR_MS = 50.0
+# Builds of the model per timing process (candidate_worker.Instances: the timed calls rotate over
+# them, so that where one build's weights landed is not a draw per side): up to INSTANCES, their
+# parameters and buffers within INSTANCE_BUDGET_BYTES; one for a model without any, or on the CPU.
+INSTANCES = 8
+INSTANCE_BUDGET_BYTES = 2 << 30
+
+
+def instance_count(reference, device, asked):
+    """How many builds of the model each timing process makes (--instances, 0 = this rule)."""
+    if asked > 0:
+        return asked
+    size = sum(t.numel() * t.element_size() for t in list(reference.parameters()) + list(reference.buffers()))
+    if device.type != "cuda" or size == 0:
+        return 1
+    return max(1, min(INSTANCES, INSTANCE_BUDGET_BYTES // size))
+
+
+def built(reply):
+    """The builds a timing process reports it made (a count, bounded; 0 when it says none)."""
+    n = reply.get("instances")
+    return n if isinstance(n, int) and 1 <= n <= 64 else 0
 
 
 def draw_inputs(problem, seed, distribution, device):
@@ -190,7 +215,9 @@ class TimedSet:
     """One input set of the timing: the inputs and output slot the candidate gets (shared), and
     the pristine inputs and expected output it never sees."""
 
-    def __init__(self, problem, reference, seed, device, pool):
+    def __init__(self, problem, reference, seed, device, pool, eager_slot=False):
+        """eager_slot: a second output slot, for the reference's timing process (its outputs
+        must never land where the candidate's are checked)."""
         import torch
         self.problem, self.reference, self.device = problem, reference, device
         self.pristine = draw_inputs(problem, seed, "problem", device)
@@ -199,8 +226,10 @@ class TimedSet:
         self.scale = output_scale(self.expected)
         with pool():
             self.slot = torch.empty_like(self.expected)
-        if device.type == "cpu":
-            self.slot.share_memory_()
+            self.eager_slot = torch.empty_like(self.expected) if eager_slot else None
+        for slot in (self.slot, self.eager_slot):
+            if slot is not None and device.type == "cpu":
+                slot.share_memory_()
 
     def redraw(self, seed):
         """New values in the same buffers before every block: each timed call sees inputs no
@@ -288,6 +317,60 @@ def set_count(set_bytes, device):
     return max(1, min(SETS, budget // max(1, set_bytes)))
 
 
+class EagerProcess:
+    """The eager reference timed the way the candidate is (--eager-process child): Model built in
+    a fresh process of the candidate's kind (candidate_worker.py, loaded with the problem's own
+    file), on the same shared inputs, by the same block code, timer and L2 flush, into slots of its
+    own. In the warm trusted process instead, the reference's timings carry that process's history
+    (its allocator's state after the correctness trials and earlier evaluations) and the
+    candidate's do not: the seed of 40_LayerNorm measured 1.009x, 0.999x and 1.005x in a warm
+    harness's first three evaluations, each with a +-0.05% interval (bench/results/kb-aa.md).
+    The process is ours, not the candidate's: what goes wrong in it is an infrastructure error."""
+
+    def __init__(self, args, warm):
+        """Starts the process (or takes the spare); load() gives it the problem."""
+        self.args, self.child = args, warm.child(args, role="reference")
+
+    def load(self, problem_path, init, instances):
+        """The builds it made."""
+        try:
+            self.child.load(problem_path, init, {}, cls="Model", instances=instances)
+            return built(self.child.ask(None, timeout=self.args.load_timeout, stage="load"))
+        except Verdict as v:
+            raise RuntimeError(f"the reference's timing process: {v}") from None
+
+    def ask(self, msg, timeout):
+        try:
+            return self.child.ask(msg, timeout=timeout)
+        except Verdict as v:
+            raise RuntimeError(f"the reference's timing process: {v}") from None
+
+    def bind(self, keys, sets):
+        for key, s in zip(keys, sets):
+            self.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.eager_slot]}, None)
+
+    def time(self, keys, sets, tol, block):
+        """One block: each set's call time (ms); its outputs checked as the candidate's are."""
+        reply = self.ask({"op": "time", "keys": keys},
+                         timeout=min(self.args.call_timeout * len(keys), self.args.block_timeout))
+        try:
+            samples = checked_samples(reply, len(keys))
+        except Verdict as v:
+            raise RuntimeError(f"the reference's timing process: {v}") from None
+        for k, s in enumerate(sets):
+            bad = mismatch(s.eager_slot, s.expected, tol, s.scale)
+            if bad:
+                raise RuntimeError(f"the reference's timing process disagrees with the reference on input set {k} "
+                                   f"of block {block}: {bad} (a Model whose weights depend on more than the seed?)")
+        return [x["union_ns"] * 1e-6 for x in samples]
+
+    def pause(self, stopped):
+        self.child.pause(stopped)
+
+    def close(self):
+        self.child.close()
+
+
 def time_side(timer, model, sets):
     times = []
     for s in sets:
@@ -306,7 +389,7 @@ def outside_ms(reference, timer, sets, keys, device):
     per_call = []
     for _ in range(2):
         t0 = time.perf_counter()
-        reply = candidate_worker.time_block(reference, timer, bound, keys, device)
+        reply = candidate_worker.time_block(candidate_worker.Instances([reference]), timer, bound, keys, device)
         wall = (time.perf_counter() - t0) * 1e3
         per_call.append(max(0.0, wall - sum(x["window_ns"] * 1e-6 for x in reply["samples"])) / len(keys))
     return per_call[-1]
@@ -326,13 +409,13 @@ def timing_bound(bound, blocks):
                                "side's own overheads allow (its reported times are too short)")
 
 
-def timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds):
+def timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds, eager=None):
     import torch
     with torch.no_grad():
-        return timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds)
+        return timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds, eager)
 
 
-def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds):
+def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm, seconds, eager=None):
     """Blocks until the stopping rule holds for every side; `seconds` gets where the time went
     (redraw, candidate, checks, references: wall seconds, the compile's warm-up included)."""
     import torch
@@ -341,14 +424,17 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     clock = time.perf_counter
     probe = draw_inputs(problem, SEED, "problem", device)
     out = reference(*probe)
-    set_bytes = 2 * out.element_size() * out.numel() + 2 * sum(
+    set_bytes = (3 if eager is not None else 2) * out.element_size() * out.numel() + 2 * sum(
         v.element_size() * v.numel() for v in probe if isinstance(v, torch.Tensor))
     del probe, out
     count = set_count(set_bytes, device)
-    sets = [TimedSet(problem, reference, SEED + 1 + k, device, pool) for k in range(count)]
+    sets = [TimedSet(problem, reference, SEED + 1 + k, device, pool, eager_slot=eager is not None)
+            for k in range(count)]
     keys = [f"t{k}" for k in range(count)]
     for key, s in zip(keys, sets):
         child.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.slot]})
+    if eager is not None:
+        eager.bind(keys, sets)
     bound = {"candidate_wall_ms": 0.0, "candidate_windows_ms": 0.0, "candidate_calls": 0,
              "outside_per_call_ms": outside_ms(reference, timer, sets, keys, device),
              "slack_per_call_ms": BOUND_SLACK_PER_CALL_MS.get(device.type, BOUND_SLACK_PER_CALL_MS["cpu"])}
@@ -369,7 +455,13 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
 
     def time_candidate(block):
         t0 = time.perf_counter()
-        reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
+        if eager is not None:
+            eager.pause(True)
+        try:
+            reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
+        finally:
+            if eager is not None:
+                eager.pause(False)
         wall = time.perf_counter() - t0
         spent["candidate"] += wall
         samples = checked_samples(reply, count)
@@ -409,7 +501,8 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
             for k in sides:
                 if k != "candidate":
                     t1 = time.perf_counter()
-                    sides[k] += time_side(timer, models[k], sets)
+                    sides[k] += (eager.time(keys, sets, tol, block) if k == "eager" and eager is not None
+                                 else time_side(timer, models[k], sets))
                     spent[k] += time.perf_counter() - t1
         finally:
             child.pause(False)
@@ -465,15 +558,19 @@ def evaluate(args, warm=None, env=None):
     problem, init, reference = warm.reference(args.problem, device)
     t0 = time.perf_counter()
     child = warm.child(args)
+    eager = EagerProcess(args, warm) if args.eager_process == "child" else None  # starts while the candidate loads
+    instances = {"asked": instance_count(reference, device, args.instances)}
     try:
         try:
-            child.load(args.candidate, init, env or {})
+            child.load(args.candidate, init, env or {}, instances=instances["asked"])
             ready = child.ask(None, timeout=args.load_timeout, stage="load")
         except Verdict as v:
             if v.fields.get("stage") == "load" or v.fields.get("timeout"):
                 v.fields["compiled"] = False
             raise
         seconds["load"] = time.perf_counter() - t0
+        instances["candidate"] = built(ready)
+        out["instances"] = instances
         out["compiled"] = True
         t0 = time.perf_counter()
         pool = shared_pool(device)
@@ -484,10 +581,13 @@ def evaluate(args, warm=None, env=None):
         if not out["correct"]:
             return out
         t0 = time.perf_counter()
+        if eager is not None:
+            instances["eager"] = eager.load(args.problem, init, instances["asked"])
+            seconds["eager_load"] = time.perf_counter() - t0
         warm.pause_spare(True)
         try:
             sides, out["counters"], owners = timing(args, problem, reference, child, device, timer, tol, pool, warm,
-                                                    seconds)
+                                                    seconds, eager)
         finally:
             warm.pause_spare(False)
         seconds["timing"] = time.perf_counter() - t0
@@ -504,6 +604,8 @@ def evaluate(args, warm=None, env=None):
     finally:
         out["seconds"] = seconds
         child.close()
+        if eager is not None:
+            eager.close()
     out["runtime_ms"] = {k: dict(kb_metrics.timing_stats(v), median=kb_metrics.median(v),
                                  rse=kb_metrics.median_rse(v), times_ms=v) for k, v in sides.items()}
     cand = sides["candidate"]
@@ -540,6 +642,12 @@ def make_parser():
                              "record (never rejected: the seed); all but record reject a candidate none of whose "
                              "kernels is its own")
     parser.add_argument("--max-library-share", type=float, default=0.5)
+    parser.add_argument("--instances", type=int, default=0,
+                        help="builds of the model per timing process, the timed calls in turn on each (0: up to "
+                             f"{INSTANCES} on a GPU, their weights within {INSTANCE_BUDGET_BYTES >> 30} GiB; 1 on the CPU)")
+    parser.add_argument("--eager-process", default="harness", choices=("harness", "child"),
+                        help="where the eager reference is timed: in this trusted process (harness) or in a fresh "
+                             "process of the candidate's kind, by the same block code (child)")
     parser.add_argument("--load-timeout", type=float, default=600.0, help="seconds for the candidate to load (builds included)")
     parser.add_argument("--call-timeout", type=float, default=60.0, help="seconds per candidate call")
     parser.add_argument("--max-time-s", type=float, default=2.0, help="sampling time cap per side")
