@@ -57,6 +57,11 @@ struct ConfinementPlan {
   bool net_ns = false;
   bool mount_ns = false;
   bool drop_identity = false;  // root: setresuid/setresgid to `uid`
+  // Every capability dropped (bounding, ambient, effective, permitted, inheritable), the uid
+  // kept: for a process tree that shares GPU memory by CUDA IPC, which fails across uids
+  // (measured on the H200); run under kmcts's uid but without privileges, it can read neither
+  // kmcts's /proc files nor those of any other privileged or non-dumpable process.
+  bool drop_capabilities = false;
   bool seccomp = false;
   uid_t uid = 65534;
   uint64_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0: no file data at all

@@ -214,19 +214,14 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
       return true;
     }();
     (void)said;
-    confinement = confinement_plan(limits.build);  // the filter compiled once
-    lease.emplace();
-    confinement.uid = lease->uid();
-    confinement.max_file_bytes = limits.max_file_bytes;
-    confinement.tmpfs_options = limits.tmpfs_options;
-    if (confinement.mount_ns) confinement.binds = limits.binds, confinement.hidden = limits.hidden;
+    if (!limits.keep_uid) lease.emplace();
+    confinement = confinement_for(limits, lease ? lease->uid() : geteuid());
     for (const Bind& b : confinement.binds) {
       if (b.writable && confinement.drop_identity && !hand_over(b.source, confinement.uid)) {
         result.error = "cannot hand '" + b.source + "' over to the confined child: " + std::strerror(errno);
         return result;
       }
     }
-    confinement.description = describe(confinement);
     // Its home is its folder, its /tmp its own, and the CUDA driver keeps no JIT cache.
     std::erase_if(env_storage, [](const std::string& e) {
       return e.rfind("HOME=", 0) == 0 || e.rfind("TMPDIR=", 0) == 0 || e.rfind("USER=", 0) == 0;
@@ -356,6 +351,17 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   if (WIFEXITED(wait_status)) result.exit_code = WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) result.signal = WTERMSIG(wait_status);
   return result;
+}
+
+ConfinementPlan confinement_for(const SandboxLimits& limits, uid_t uid) {
+  ConfinementPlan plan = confinement_plan(limits.build);  // the filter compiled once
+  plan.uid = uid;
+  plan.max_file_bytes = limits.max_file_bytes;
+  plan.tmpfs_options = limits.tmpfs_options;
+  if (plan.mount_ns) plan.binds = limits.binds, plan.hidden = limits.hidden;
+  if (limits.keep_uid) plan.drop_identity = false, plan.drop_capabilities = true;
+  plan.description = describe(plan);
+  return plan;
 }
 
 void hide_home(SandboxLimits& limits, const std::vector<std::filesystem::path>& needed) {

@@ -29,6 +29,10 @@ struct SandboxLimits {
   std::vector<Bind> binds;
   std::vector<std::string> hidden;  // folders it sees empty (bind what it needs from them)
   bool build = false;  // a build: it may set process groups (ninja does, for each job)
+  /// Confined under kmcts's own uid, every capability dropped, instead of a uid of its own (or a
+  /// user namespace's root with its capabilities): for a process tree that shares GPU memory by
+  /// CUDA IPC, which fails across uids (the KernelBench harness and its candidate processes).
+  bool keep_uid = false;
   std::string tmpfs_options = "size=64m,mode=1777";
 };
 
@@ -46,6 +50,10 @@ struct SandboxResult {
 
   bool exited_cleanly() const { return started && !timed_out && signal == 0 && exit_code == 0; }
 };
+
+/// The confinement `limits` asks for (limits.confine), as this machine supports it, for a child
+/// that runs as `uid` (its lease's, or kmcts's own with keep_uid).
+ConfinementPlan confinement_for(const SandboxLimits& limits, uid_t uid);
 
 /// Runs argv[0] (searched in PATH when it has no '/') with the arguments. `cwd` empty = ours.
 /// Never throws for anything the child does; throws std::invalid_argument on an empty argv.

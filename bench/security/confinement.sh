@@ -6,7 +6,8 @@
 # imported (tests/fixtures/hostile/kb_import_writes.py on the real level1/19_ReLU.py: it must be
 # rejected and never imported, by the prebuild neither); the confined prebuild on the real ReLU
 # (an extension, the same again finding its precompiled header, a hostile import, a candidate
-# that reports its calls too short); and tests/e2e/hostile.sh on the host.
+# that reports its calls too short); tests/e2e/hostile.sh on the host, and
+# tests/e2e/kernelbench_hostile.sh on GPU 0 (the harness confined whole).
 # Writes under $OUT/w and prints a summary. Usage: OUT=DIR KMCTS=.device/bundle/bin/kmcts KB=.kb bash bench/security/confinement.sh
 set -uo pipefail
 OUT=${OUT:-/tmp/kmcts-confinement}
@@ -51,6 +52,8 @@ echo "hostile prebuild markers: $(ls /tmp/kmcts-hostile-prebuild-$$* "$HOME/host
 rm -rf "$C" "$secret" "$secret.written" /tmp/kmcts-hostile-prebuild-$$* "$HOME/hostile-marker"
 bash tests/e2e/hostile.sh "$PWD/$K" "$PWD" > "$W/hostile.txt" 2>&1
 echo "hostile.sh: exit $?" >> "$W/summary.txt"
+KB_DEVICE=0 bash tests/e2e/kernelbench_hostile.sh "$PWD/$K" "$PWD" > "$W/kb-hostile-harness.txt" 2>&1
+echo "kernelbench_hostile.sh on GPU 0: exit $?" >> "$W/summary.txt"
 python3 - "$W" > "$W/table.txt" <<'PY'
 import json, statistics, sys
 for c in ("true", "false"):

@@ -15,8 +15,8 @@ namespace {
 
 constexpr uint64_t kMaxFileBytes = 4ull << 30;  // a precompiled header is ~650 MB
 
-// Where the interpreter's code lives (prefix, base prefix, user site): bound into a view whose
-// home is hidden, since a virtual environment or a user install may sit there. Asked once.
+}  // namespace
+
 std::vector<std::string> python_folders(const std::string& python) {
   static std::mutex mutex;
   static std::map<std::string, std::vector<std::string>> known;
@@ -35,6 +35,8 @@ std::vector<std::string> python_folders(const std::string& python) {
   }
   return known[python] = folders;
 }
+
+namespace {
 
 // The headers the build asked for, made by kb_cxx.py --make-pch (it checks the flags); one at a
 // time in this process, each request removed once tried.

@@ -25,6 +25,10 @@ struct PrebuildSpec {
   double timeout_s = 900;
 };
 
+/// Where `python`'s code lives (prefix, base prefix, user site), asked once per interpreter:
+/// bound into a view whose home is hidden (a virtual environment or a user install may sit there).
+std::vector<std::string> python_folders(const std::string& python);
+
 /// Runs the prebuild (confined when evaluator.confine holds), then makes the headers it
 /// requested. The run's result as the sandbox gives it.
 SandboxResult run_prebuild(const PrebuildSpec& spec);

@@ -1,5 +1,7 @@
 #include "hardware/kernelbench/kernelbench_evaluator.hpp"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include "core/install_paths.hpp"
 #include "core/text.hpp"
 #include "hardware/compiler.hpp"
+#include "hardware/confine_exec.hpp"
 #include "hardware/cuda/devices.hpp"
 #include "hardware/kernelbench/kb_prebuild.hpp"
 #include "hardware/sandbox.hpp"
@@ -232,7 +235,8 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
     if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
     argv.insert(argv.end(), {settings_.python, (harness_.parent_path() / "serve.py").string(), "--mode",
                              settings_.mode, "--device", settings_.device, "--timer-lib", settings_.timer_lib});
-    warm_ = std::make_unique<WarmHarness>(std::move(argv), harness_.parent_path(), settings_.mode == "hardened");
+    warm_ = std::make_unique<WarmHarness>(confine_harness(std::move(argv)), harness_.parent_path(),
+                                          settings_.mode == "hardened");
   }
 }
 
@@ -356,6 +360,28 @@ std::map<std::string, std::string> KernelBenchEvaluator::build_env(const std::st
   return env;
 }
 
+std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::string> argv) {
+  SandboxLimits limits;
+  limits.keep_uid = true;  // CUDA IPC between the harness and its candidate processes fails across uids
+  limits.build = true;     // load_inline's ninja puts its jobs in process groups; the worker makes its own
+  limits.max_file_bytes = 4ull << 30;
+  limits.tmpfs_options = "mode=1777";  // /dev/shm holds the CPU tensors shared with candidate processes
+  limits.binds.push_back({candidates_.string(), candidates_.string(), true});
+  std::vector<fs::path> needed = {harness_.parent_path(), fs::path(settings_.timer_lib).parent_path()};
+  if (const std::string file = problem_.raw.value("kernelbench_file", std::string()); !file.empty())
+    needed.push_back(fs::absolute(file).parent_path());
+  for (const std::string& folder : python_folders(settings_.python)) needed.emplace_back(folder);
+  hide_home(limits, needed);
+  std::string why;
+  // Its home and temporary files in its private /tmp; torch.compile's workers in its own process
+  // (a worker pool would start sessions, which the filter refuses).
+  std::vector<std::string> env = {"HOME=/tmp", "TMPDIR=/tmp", "TORCHINDUCTOR_COMPILE_THREADS=1"};
+  if (argv.size() > 1 && argv[0] == "env") argv.insert(argv.begin() + 1, env.begin(), env.end());
+  std::vector<std::string> out = confined_argv(limits, argv, &why);
+  confinement_ = why.empty() ? confinement_for(limits, geteuid()).description : "none (" + why + ")";
+  return why.empty() ? out : argv;
+}
+
 EvalResult KernelBenchEvaluator::result_of(const HarnessOutcome& run) const {
   EvalResult r;
   if (run.timed_out) {
@@ -378,6 +404,7 @@ EvalResult KernelBenchEvaluator::result_of(const HarnessOutcome& run) const {
     }
   }
   r.run_seconds = run.seconds;
+  r.details["confinement"] = confinement_;
   return r;
 }
 
@@ -388,6 +415,7 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   for (const auto& [name, value] : build_env(build.source_hash)) argv.push_back(name + "=" + value);
   argv.insert(argv.end(), {settings_.python, harness_.string()});
   for (auto& a : harness_arguments(build)) argv.push_back(std::move(a));
+  argv = confine_harness(std::move(argv));
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s;
   limits.max_output_bytes = 64u << 20;

@@ -69,6 +69,7 @@ class KernelBenchEvaluator : public Evaluator {
   std::filesystem::path candidates_;
   std::string seed_hash_;  // the seed (the reference, ModelNew a subclass of Model) is exempt from the screen's verdict
   std::unique_ptr<WarmHarness> warm_;  // null: one harness process per candidate
+  std::string confinement_;  // what confines the harness and its candidate processes, or why nothing does
 
   struct HarnessOutcome {  // one run of the harness, warm or not
     std::string line, err;
@@ -84,6 +85,11 @@ class KernelBenchEvaluator : public Evaluator {
   /// What a build of the candidate's extensions sees, in the prebuild and at the evaluation alike.
   std::map<std::string, std::string> build_env(const std::string& source_hash) const;
   EvalResult result_of(const HarnessOutcome& run) const;
+  /// `argv` (env VAR=... python harness ...) run through kmcts-confine: the harness and every
+  /// process it starts (the candidate's, in hardened mode; the candidate runs in it in faithful
+  /// mode) in one view with no network, no capabilities, the home hidden, the cache the one
+  /// writable folder on disk. Sets confinement_.
+  std::vector<std::string> confine_harness(std::vector<std::string> argv);
   EvalResult measure_warm(const BuildResult& build);
 };
 

@@ -17,22 +17,8 @@ passes=0
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
-# A listener on 127.0.0.1 that writes down whatever reaches it.
-python3 - "$work/port" "$work/received" <<'PY' &
-import socket, sys
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-s.listen(4)
-open(sys.argv[1], "w").write(str(s.getsockname()[1]))
-while True:
-    c, _ = s.accept()
-    with open(sys.argv[2], "ab") as f:
-        f.write(c.recv(100) or b"(connected)")
-    c.close()
-PY
-listener=$!
-for _ in $(seq 1 50); do [ -s "$work/port" ] && break; sleep 0.1; done
-port=$(cat "$work/port")
+source "$src/tests/e2e/lib/listener.sh"
+start_listener "$work"
 mkdir -p "$work/cache"
 
 # measure ATTACK: runs variant ATTACK; its output in $out, its record in $work/m-ATTACK.jsonl.

@@ -164,6 +164,16 @@ def attribute(timer):
         return f"{type(e).__name__}: {e}"
 
 
+def undumpable():
+    """This process's /proc files (memory, environment) closed to processes of its uid without
+    privileges: kmcts runs the harness and the candidate processes it starts under one uid, with no
+    capabilities (hardware/confine_exec.hpp), so a candidate could otherwise rewrite the trusted
+    side's memory. Called first by the trusted side's processes, and by this one before it loads
+    its candidate (the reference's timing process stays closed; a candidate may open its own)."""
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+
+
 def die_with_parent(parent):
     """SIGKILL when the trusted side ends (it may be killed at a timeout; this process is in a
     group of its own, which that kill does not reach)."""
@@ -181,6 +191,7 @@ def run(conn, device_arg, timer_library, parent):
     candidate and ends)."""
     os.setpgrp()  # a group of its own: whatever the candidate starts is stopped and killed with it
     die_with_parent(parent)
+    undumpable()
     os.dup2(2, 1)  # the candidate's prints must not reach the trusted side's stdout
     sys.stdout = sys.stderr
     null = os.open(os.devnull, os.O_RDONLY)

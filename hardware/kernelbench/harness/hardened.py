@@ -645,7 +645,7 @@ def make_parser():
     parser.add_argument("--instances", type=int, default=0,
                         help="builds of the model per timing process, the timed calls in turn on each (0: up to "
                              f"{INSTANCES} on a GPU, their weights within {INSTANCE_BUDGET_BYTES >> 30} GiB; 1 on the CPU)")
-    parser.add_argument("--eager-process", default="harness", choices=("harness", "child"),
+    parser.add_argument("--eager-process", default="child", choices=("child", "harness"),
                         help="where the eager reference is timed: in this trusted process (harness) or in a fresh "
                              "process of the candidate's kind, by the same block code (child)")
     parser.add_argument("--load-timeout", type=float, default=600.0, help="seconds for the candidate to load (builds included)")
@@ -668,6 +668,8 @@ def evaluate_line(args, warm=None, env=None):
 
 
 def main():
+    from candidate_worker import undumpable
+    undumpable()
     args = make_parser().parse_args()
     sys.stdout.write(evaluate_line(args) + "\n")
     sys.stdout.flush()

@@ -136,6 +136,9 @@ def main():
                         help="hardened: the CUPTI library the requests will name")
     opts = parser.parse_args()
     mode = opts.mode
+    if mode == "hardened":
+        from candidate_worker import undumpable
+        undumpable()
     channel = reply_channel()
     try:
         if mode == "hardened":
