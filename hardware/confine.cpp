@@ -357,9 +357,15 @@ int apply_confinement(const ConfinementPlan& plan, const char** step) {
     *step = "user namespace";
     if (unshare(CLONE_NEWUSER) != 0) return errno;
     // A process may map only its own ids into its new namespace, and only with setgroups off.
-    if (!write_file("/proc/self/setgroups", "deny") || !write_file("/proc/self/gid_map", plan.gid_map) ||
-        !write_file("/proc/self/uid_map", plan.uid_map))
-      return errno ? errno : EPERM;
+    // The files are its owner's only while it is dumpable: a child of kmcts, which is not
+    // (protect_this_process), is made so for the writes and not after (it was refused with
+    // EACCES, and every confined child of a non-root kmcts went without namespaces).
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    const bool mapped = write_file("/proc/self/setgroups", "deny") && write_file("/proc/self/gid_map", plan.gid_map) &&
+                        write_file("/proc/self/uid_map", plan.uid_map);
+    const int err = errno;
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (!mapped) return err ? err : EPERM;
   }
   if (plan.net_ns) {
     *step = "network namespace";
