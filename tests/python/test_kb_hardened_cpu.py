@@ -106,6 +106,9 @@ class Hardened(unittest.TestCase):
         r = evaluate(os.path.join(FIXTURES, "small_correct.py"), "--eager-process", "child", "--instances", "3")
         self.assertEqual(verdict(r), "ok", message(r))
         self.assertEqual(r["instances"], {"asked": 3, "candidate": 3, "eager": 3})
+        raised = evaluate(os.path.join(FIXTURES, "small_init_raises.py"), "--instances", "3")
+        self.assertEqual(raised.get("stage"), "init", message(raised))
+        self.assertIn("ValueError: no weights for you", raised["error"])
 
     def test_library_use_is_a_note_and_the_cpu_attributes_nothing(self):
         r = evaluate(os.path.join(CHEATS, "library_call.py"))

@@ -81,8 +81,9 @@ def build_instances(cls, init, seed, device, count):
             torch.cuda.manual_seed(seed)
         try:
             models.append(cls(*init).to(device))
-        except torch.cuda.OutOfMemoryError:
-            if k == 0:
+        except Exception as e:  # torch < 2 has no torch.cuda.OutOfMemoryError: by its message too
+            out_of_memory = isinstance(e, getattr(torch.cuda, "OutOfMemoryError", ())) or "out of memory" in str(e)
+            if k == 0 or not out_of_memory:
                 raise
             break
     return Instances(models)
