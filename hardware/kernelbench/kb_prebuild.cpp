@@ -33,6 +33,8 @@ std::vector<std::string> python_folders(const std::string& python) {
     std::error_code ec;
     if (!line.empty() && fs::is_directory(line, ec)) folders.push_back(fs::canonical(line, ec).string());
   }
+  // An interpreter named by its path (a virtual environment's, a stand-in) may sit elsewhere.
+  if (python.find('/') != std::string::npos) folders.push_back(fs::absolute(python).parent_path().string());
   return known[python] = folders;
 }
 

@@ -25,7 +25,8 @@ struct PrebuildSpec {
   double timeout_s = 900;
 };
 
-/// Where `python`'s code lives (prefix, base prefix, user site), asked once per interpreter:
+/// Where `python`'s code lives (prefix, base prefix, user site, and the interpreter's own folder
+/// when it is named by its path), asked once per interpreter:
 /// bound into a view whose home is hidden (a virtual environment or a user install may sit there).
 std::vector<std::string> python_folders(const std::string& python);
 

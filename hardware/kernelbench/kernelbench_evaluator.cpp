@@ -371,9 +371,6 @@ std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::
   if (const std::string file = problem_.raw.value("kernelbench_file", std::string()); !file.empty())
     needed.push_back(fs::absolute(file).parent_path());
   for (const std::string& folder : python_folders(settings_.python)) needed.emplace_back(folder);
-  // An interpreter named by its path (a virtual environment's, a stand-in) may sit where the view
-  // hides: its own folder too.
-  if (settings_.python.find('/') != std::string::npos) needed.push_back(fs::absolute(settings_.python).parent_path());
   hide_home(limits, needed);
   std::string why;
   // Its home and temporary files in its private /tmp; torch.compile's workers in its own process

@@ -40,6 +40,7 @@ Prints one JSON line on stdout (the same keys as faithful.py, plus screen, count
 rejected)."""
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -320,43 +321,41 @@ def set_count(set_bytes, device):
 class EagerProcess:
     """The eager reference timed the way the candidate is (--eager-process child): Model built in
     a fresh process of the candidate's kind (candidate_worker.py, loaded with the problem's own
-    file), on the same shared inputs, by the same block code, timer and L2 flush, into slots of its
-    own. In the warm trusted process instead, the reference's timings carry that process's history
-    (its allocator's state after the correctness trials and earlier evaluations) and the
-    candidate's do not: the seed of 40_LayerNorm measured 1.009x, 0.999x and 1.005x in a warm
-    harness's first three evaluations, each with a +-0.05% interval (bench/results/kb-aa.md).
+    file), on the same shared inputs, by the same block code, timer, L2 flush and rotation over
+    builds, into slots of its own. With the builds in turn on both sides, the seeds of the real
+    40_LayerNorm and 23_Softmax measured within +-0.3% of 1 (bench/results/kb-aa.md); the
+    process alone, one build per side, had left LayerNorm's 1.009x.
     The process is ours, not the candidate's: what goes wrong in it is an infrastructure error."""
 
     def __init__(self, args, warm):
         """Starts the process (or takes the spare); load() gives it the problem."""
         self.args, self.child = args, warm.child(args, role="reference")
 
-    def load(self, problem_path, init, instances):
-        """The builds it made."""
+    @contextlib.contextmanager
+    def ours(self):
+        """A verdict of the process (it died, timed out, sent a bad reply) as an error of ours."""
         try:
-            self.child.load(problem_path, init, {}, cls="Model", instances=instances)
-            return built(self.child.ask(None, timeout=self.args.load_timeout, stage="load"))
+            yield
         except Verdict as v:
             raise RuntimeError(f"the reference's timing process: {v}") from None
 
-    def ask(self, msg, timeout):
-        try:
-            return self.child.ask(msg, timeout=timeout)
-        except Verdict as v:
-            raise RuntimeError(f"the reference's timing process: {v}") from None
+    def load(self, problem_path, init, instances):
+        """The builds it made."""
+        with self.ours():
+            self.child.load(problem_path, init, {}, cls="Model", instances=instances)
+            return built(self.child.ask(None, timeout=self.args.load_timeout, stage="load"))
 
     def bind(self, keys, sets):
         for key, s in zip(keys, sets):
-            self.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.eager_slot]}, None)
+            with self.ours():
+                self.child.ask({"op": "bind", "key": key, "inputs": s.inputs, "slots": [s.eager_slot]})
 
     def time(self, keys, sets, tol, block):
         """One block: each set's call time (ms); its outputs checked as the candidate's are."""
-        reply = self.ask({"op": "time", "keys": keys},
-                         timeout=min(self.args.call_timeout * len(keys), self.args.block_timeout))
-        try:
+        with self.ours():
+            reply = self.child.ask({"op": "time", "keys": keys},
+                                   timeout=min(self.args.call_timeout * len(keys), self.args.block_timeout))
             samples = checked_samples(reply, len(keys))
-        except Verdict as v:
-            raise RuntimeError(f"the reference's timing process: {v}") from None
         for k, s in enumerate(sets):
             bad = mismatch(s.eager_slot, s.expected, tol, s.scale)
             if bad:
