@@ -34,10 +34,11 @@ struct Backend {
             "`@triton.jit` functions launched from forward with a grid you compute).";
     } else {
       name = "CUDA";
-      // A CUDA source that names torch costs nvcc 40-45 s of CPU on the H200 (three front ends
-      // parse torch); one that names nothing of torch builds in about a second (kb_nvcc.py leaves
-      // out the torch include load_inline adds), and the C++ binding, which holds the torch code,
-      // is compiled with a precompiled torch/extension.h (bench/results/kernelbench-builds.md).
+      // A CUDA source that names nothing of torch builds in about a second of nvcc (kb_nvcc.py
+      // leaves out the torch include load_inline adds), and the C++ binding, which holds the
+      // torch code, is compiled with a precompiled torch/extension.h. One that names torch is
+      // split by kb_split.py (9-14 s on the H200) unless its kernels name torch, and then costs
+      // nvcc 55-60 s (bench/results/kernelbench-builds.md): the shape asked for is the sure one.
       how = "Implement the computation in your own CUDA kernels, compiled with "
             "`torch.utils.cpp_extension.load_inline` (CUDA source as a string) at import. Keep torch out of the "
             "CUDA source, so it builds in seconds: `cuda_sources` holds the kernels and an `extern \"C\"` launcher "

@@ -58,8 +58,10 @@ KMCTS_OPTION("evaluator.kernelbench.fast_build", Bool, true, std::nullopt, std::
              "Faster load_inline builds: C++ sources that open with #include <torch/extension.h> (every binding) "
              "compiled with a precompiled torch/extension.h, made once per compiler, flags and torch install under "
              "the cache (harness/kb_cxx.py as CXX; the real one is $CXX, else c++), and CUDA sources that name "
-             "nothing of torch compiled without the torch/types.h load_inline puts before them (harness/kb_nvcc.py "
-             "as PYTORCH_NVCC; a copy that does not build falls back to the source as written)")
+             "nothing of torch compiled without the torch/types.h load_inline puts before them, and those that name it "
+             "split in two: the kernels compiled by nvcc without torch, the host functions by the host compiler with "
+             "the precompiled header (harness/kb_nvcc.py and kb_split.py as PYTORCH_NVCC; a source they cannot "
+             "divide, or whose parts do not build, is compiled as written)")
 KMCTS_OPTION("evaluator.kernelbench.cuda_arch", String, "", std::nullopt, std::nullopt,
              "TORCH_CUDA_ARCH_LIST for prebuilds, e.g. 9.0; empty = the evaluation GPU's (kmcts-cuda-probe)")
 KMCTS_OPTION("evaluator.kernelbench.warm", Bool, true, std::nullopt, std::nullopt,
