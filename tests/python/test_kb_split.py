@@ -49,7 +49,7 @@ class Corpus(unittest.TestCase):
             with self.subTest(path=os.path.basename(path)):
                 if expect == "split":
                     parts = kb_split.split(text)
-                    self.assertNotRegex(code_of(parts.device), kb_split.TORCH_NAMES)
+                    self.assertNotRegex(kb_split.SCALAR_TYPES.sub(" ", code_of(parts.device)), kb_split.TORCH_NAMES)
                     # Both units keep the source's lines, so messages point at the right one.
                     self.assertEqual(parts.device.count("\n"), text.count("\n"))
                     self.assertEqual(parts.host.count("\n"), text.count("\n"))
@@ -120,7 +120,7 @@ class Units(unittest.TestCase):
 
     def test_what_it_declines(self):
         cases = {
-            "a kernel or device function that names torch": "__global__ void k(at::Half* x) {}\n",
+            "a kernel or device function that names torch": "__global__ void k(at::Half* x) { TORCH_CHECK(x); }\n",
             "the host code names the device variable table": (
                 "__device__ float table[4];\n__global__ void k(float* y) { y[0] = table[0]; }\n"
                 "torch::Tensor run(torch::Tensor x) { float* p; cudaGetSymbolAddress((void**)&p, table); "
@@ -134,6 +134,16 @@ class Units(unittest.TestCase):
             with self.subTest(reason=reason), self.assertRaises(kb_split.Decline) as caught:
                 kb_split.split(PREFIX + body)
             self.assertIn(reason, str(caught.exception))
+
+    def test_a_kernel_over_half_gets_the_scalar_types_headers_and_no_more(self):
+        parts = kb_split.split(fixture("half_kernel"))
+        self.assertTrue(parts.scalar_types)
+        unit = kb_split.device_unit(parts, "cuda.cu")
+        self.assertTrue(unit.startswith(kb_split.SCALAR_HEADERS))
+        self.assertNotIn("#include <torch", unit)
+        plain = kb_split.split(fixture("relu_plain"))
+        self.assertFalse(plain.scalar_types)
+        self.assertNotIn("c10/util", kb_split.device_unit(plain, "cuda.cu"))
 
     def test_instantiations_are_the_kernel_templates_the_host_unit_needs(self):
         parts = kb_split.split(fixture("dispatch_template"))

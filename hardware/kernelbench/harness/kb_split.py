@@ -12,15 +12,22 @@ source that includes torch/extension.h, about 1.5 s for its kernels alone):
   the host stub the runtime registered, under the kernel's own name), its arguments converted
   to the kernel's parameter types as a call converts them.
 
-Whatever this does not understand (a kernel or device function that names torch, a device
-variable the host code names, nvcc flags it does not know, an anonymous kernel it cannot
-declare) makes it decline: kb_nvcc.py then compiles the source as written. A split whose units
+A kernel may name torch's scalar types at::Half and at::BFloat16 (c10's too): the kernels' unit
+then includes their c10 headers, which bring nothing of ATen. Whatever this does not understand
+(a kernel or device function that names anything else of torch, a device variable the host code
+names, nvcc flags it does not know, a launch of something other than a named kernel) makes it
+decline: kb_nvcc.py then compiles the source as written. A split whose units
 do not build, or whose objects define the same symbol twice, is dropped the same way."""
 
 import re
 
 # What names torch (or its Python binding) in code: namespaces, macros.
 TORCH_NAMES = re.compile(r"\b(torch|c10|ATen|caffe2|pybind11|py)\s*::|\bat\s*::|\b(TORCH|AT|C10|PYBIND11)_\w+")
+# Torch's scalar types a kernel may name (at::Half in an AT_DISPATCH..._AND_HALF kernel): the
+# kernels' unit then includes their own c10 headers, which bring nothing of ATen.
+SCALAR_TYPES = re.compile(r"\b(?:at|c10)\s*::\s*(?:Half|BFloat16)\b")
+SCALAR_HEADERS = ("#include <c10/util/Half.h>\n#include <c10/util/BFloat16.h>\n"
+                  "namespace at { using c10::Half; using c10::BFloat16; }\n")
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|pybind11|Python\.h|THC)')
 DEVICE_VARIABLE = re.compile(r"\b(__constant__|__device__|__managed__|__shared__)\b")
 TYPE_HEAD = re.compile(r"^(typedef\s+)?(struct|class|union|enum)\b")
@@ -181,6 +188,7 @@ class Split:
         self.device, self.host = device, host
         self.kernel_templates = kernel_templates  # names of kernel templates (qualified as written)
         self.kernels = kernels  # names of every kernel
+        self.scalar_types = False  # whether the kernels name at::Half or BFloat16 (their c10 headers are included)
 
 
 LAUNCHER = r"""
@@ -353,7 +361,7 @@ def split(text):
             both(text[cursor:item.start])
             cursor = item.end
             piece, part = text[item.start:item.end], code[item.start:item.end]
-            torch = TORCH_NAMES.search(part) is not None
+            torch = TORCH_NAMES.search(SCALAR_TYPES.sub(" ", part)) is not None
             if item.kind == "directive":
                 if TORCH_INCLUDE.match(piece.strip()) or torch:  # torch's headers, macros that use torch
                     dev.append(blank_lines(piece))
@@ -387,9 +395,11 @@ def split(text):
         if re.search(rf"\b{re.escape(var)}\b", host_code):
             raise Decline(f"the host code names the device variable {var}")
     device_text, host_text = "".join(dev), "".join(host)
-    if TORCH_NAMES.search(masked(device_text)):
+    if TORCH_NAMES.search(SCALAR_TYPES.sub(" ", masked(device_text))):
         raise Decline("the kernels' unit still names torch")
-    return Split(device_text, host_text, templates, kernels)
+    parts = Split(device_text, host_text, templates, kernels)
+    parts.scalar_types = SCALAR_TYPES.search(masked(device_text)) is not None
+    return parts
 
 
 def kernel_name(head):
@@ -424,7 +434,7 @@ def host_unit(split_, source_name):
 
 
 def device_unit(split_, source_name, instantiations=()):
-    return (f'#line 1 "{source_name}"\n' + split_.device + "\n" +
+    return ((SCALAR_HEADERS if split_.scalar_types else "") + f'#line 1 "{source_name}"\n' + split_.device + "\n" +
             "".join(f"template __global__ {signature};\n" for signature in instantiations))
 
 
