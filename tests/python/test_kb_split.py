@@ -145,6 +145,41 @@ class Units(unittest.TestCase):
         self.assertFalse(plain.scalar_types)
         self.assertNotIn("c10/util", kb_split.device_unit(plain, "cuda.cu"))
 
+    def test_what_a_review_found_would_change_behaviour_is_declined(self):
+        kernel = "__global__ void k(float* y) { y[0] = 1; }\n"
+        cases = {
+            # each unit would hold its own copy of the state
+            "a static variable both units would hold a copy of": "static int g_block = 128;\n" + kernel +
+            "torch::Tensor run(torch::Tensor x) { g_block = 1; k<<<1, g_block>>>(x.data_ptr<float>()); return x; }\n",
+            "a static variable in a host function both units would define": kernel +
+            "static cudaStream_t side() { static cudaStream_t s = nullptr; return s; }\n"
+            "extern \"C\" void go(float* y) { k<<<1, 1, 0, side()>>>(y); }\n"
+            "torch::Tensor run(torch::Tensor x) { go(x.data_ptr<float>()); return x; }\n",
+            # nvcc's host pass defines __CUDACC__; the host compiler does not
+            "asks whether nvcc compiles it": "#ifdef __CUDACC__\nconstexpr int kBlock = 256;\n#else\n"
+            "constexpr int kBlock = 1;\n#endif\n" + kernel +
+            "torch::Tensor run(torch::Tensor x) { k<<<1, kBlock>>>(x.data_ptr<float>()); return x; }\n",
+            "a directive inside a host function": "torch::Tensor run(torch::Tensor x) {\n#define SCALE 2\n"
+            "  k<<<1, 1>>>(x.data_ptr<float>()); return x; }\n__global__ void k2(float* y) { y[0] = SCALE; }\n" + kernel,
+        }
+        for reason, body in cases.items():
+            with self.subTest(reason=reason):
+                with self.assertRaises(kb_split.Decline) as caught:
+                    kb_split.split(PREFIX + body)
+                self.assertIn(reason, str(caught.exception))
+
+    def test_statics_in_a_kernel_body_and_the_lines_of_a_launch_are_kept(self):
+        text = PREFIX + ("template <typename T, int B = 256>\n"
+                         "static __global__ void k(T* y) { static __shared__ T cache[B]; cache[0] = y[0]; y[0] = cache[0]; }\n"
+                         "torch::Tensor run(torch::Tensor x) {\n  k<float>\n      <<<1, 1>>>(x.data_ptr<float>());\n"
+                         "  return x;\n}\n")
+        parts = kb_split.split(text)
+        self.assertIn("static __shared__ T cache[B];", parts.device)
+        self.assertNotRegex(parts.device, r"static\s+__global__")
+        self.assertEqual(parts.kernel_templates, ["k"])
+        self.assertEqual(parts.host.count("\n"), text.count("\n"))
+        self.assertIn("return x;", parts.host.splitlines()[text.splitlines().index("  return x;")])
+
     def test_instantiations_are_the_kernel_templates_the_host_unit_needs(self):
         parts = kb_split.split(fixture("dispatch_template"))
         undefined = ["void affine_kernel<float>(float const*, float*, long, float, float)",
@@ -241,6 +276,27 @@ class Build(unittest.TestCase):
         self.assertIn("not split (its kernels' unit did not compile)", run.stderr)
         self.assertFalse(os.path.exists(os.path.join(self.dir, "cuda.kmcts-host.o")))  # nothing taken for a split
         self.assertRegex(self.symbols(), r" T run\(torch::Tensor\)")
+
+    def test_a_kernel_the_split_leaves_undefined_keeps_the_source_whole(self):
+        # A kernel template defined outside its namespace: its instantiation is not recognised,
+        # ld -r would accept the undefined stub, and the module would fail at import.
+        body = ("namespace kern { template <typename T> __global__ void fill(T* y); }\n"
+                "template <typename T> __global__ void kern::fill(T* y) { y[0] = 1; }\n"
+                "torch::Tensor run(torch::Tensor x) { kern::fill<float><<<1, 1>>>(x.data_ptr<float>()); return x; }\n")
+        run, _ = self.build(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertIn("not split (the kernel void kern::fill<float>(float*) is launched but not defined)", run.stderr)
+        self.assertRegex(self.symbols(), r" (W|T|t) void kern::fill<float>\(float\*\)")
+
+    def test_a_kernel_parameter_by_reference_keeps_the_source_whole(self):
+        body = ("struct Args { float* y; };\n__global__ void k(Args& a) { a.y[0] = 1; }\n"
+                "torch::Tensor run(torch::Tensor x) { Args a{x.data_ptr<float>()}; k<<<1, 1>>>(a); return x; }\n")
+        run, _ = self.build(body)
+        self.assertIn("not split (its host unit did not compile)", run.stderr)
+
+    def test_nvcc_flags_from_the_environment_keep_the_source_whole(self):
+        run, _ = self.build(fixture("relu_plain")[len(PREFIX):], env={"NVCC_APPEND_FLAGS": "--default-stream per-thread"})
+        self.assertIn("not split (NVCC_APPEND_FLAGS is set)", run.stderr)
 
     def test_an_unknown_nvcc_option_keeps_the_source_whole(self):
         run, _ = self.build(fixture("relu_plain")[len(PREFIX):], "--some-future-option")

@@ -136,6 +136,11 @@ def split_build(nvcc, args, index):
     parsed = host_flags(args, source)
     if parsed is None:
         return note("an nvcc option it does not know")
+    for variable in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):  # flags nvcc adds that the host unit would miss
+        words = shlex.split(os.environ.get(variable, ""))
+        if any(w not in ("--time", "-time") and not (i and words[i - 1] in ("--time", "-time"))
+               for i, w in enumerate(words)):
+            return note(f"{variable} is set")
     flags, ccbin = parsed
     try:
         parts = kb_split.split(text)
@@ -186,10 +191,25 @@ def split_build(nvcc, args, index):
     joined = run_quiet(["ld", "-r", "-o", output, host_object, kernels_object])
     if joined.returncode != 0:
         return dropped("its units did not link", joined.stderr)
+    missing = unresolved_kernels(output, parts.kernels)
+    if missing:  # a kernel the host launches that the kernels' unit did not define (or instantiate)
+        os.remove(output)
+        return dropped(f"the kernel {missing} is launched but not defined")
     if depfile:
         write_depfile(depfile, output, source, f"{stem}.kmcts-kernels.d", kernels_source)
     sys.stderr.write(kernels.stderr)
     return 0
+
+
+def unresolved_kernels(obj, kernels):
+    """The first undefined symbol of `obj` that names one of the kernels, or None."""
+    names = {k.split("::")[-1] for k in kernels}
+    for line in run_quiet(["nm", "-u", "-C", obj]).stdout.splitlines():
+        symbol = line.split(None, 1)[-1].strip()
+        m = re.match(r"^(?:void )?(?:[\w:]+::)?(\w+)\s*[<(]", symbol)
+        if m and m.group(1) in names:
+            return symbol
+    return None
 
 
 def private_depfile(args, private):

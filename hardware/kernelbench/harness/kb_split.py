@@ -28,6 +28,9 @@ TORCH_NAMES = re.compile(r"\b(torch|c10|ATen|caffe2|pybind11|py)\s*::|\bat\s*::|
 SCALAR_TYPES = re.compile(r"\b(?:at|c10)\s*::\s*(?:Half|BFloat16)\b")
 SCALAR_HEADERS = ("#include <c10/util/Half.h>\n#include <c10/util/BFloat16.h>\n"
                   "namespace at { using c10::Half; using c10::BFloat16; }\n")
+# A static variable that is not constant: each unit would hold its own.
+MUTABLE_STATIC = re.compile(r"\bstatic\s+(?!const\b|constexpr\b|inline\b|__device__|__constant__|__shared__)"
+                            r"(?!(?:[\w:<>,*&\s]+?)\()")
 TORCH_INCLUDE = re.compile(r'#\s*include\s*[<"](torch|ATen|c10|pybind11|Python\.h|THC)')
 DEVICE_VARIABLE = re.compile(r"\b(__constant__|__device__|__managed__|__shared__)\b")
 TYPE_HEAD = re.compile(r"^(typedef\s+)?(struct|class|union|enum)\b")
@@ -170,7 +173,7 @@ def items(code, start, end):
                     out.append(Item("block", i, close + 1, head, items(code, j + 1, close), (j, close)))
                     i = close + 1
                     break
-                outer = re.sub(r"\([^()]*\)", "", re.sub(r"\([^()]*\)", "", head))  # parentheses' insides dropped
+                outer = re.sub(r"\([^()]*\)", "", re.sub(r"\([^()]*\)", "", without_template(head)))  # no (...) or <...>
                 if TYPE_HEAD.match(without_template(head)) or "=" in outer or "(" not in head:
                     j = close + 1  # a type's body or a braced initialiser: the declaration goes on to its ';'
                     continue
@@ -209,6 +212,7 @@ LAUNCHER = r"""
 #include <cmath>
 #include <cstddef>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 namespace kmcts_split {
 // The conversions a call makes from an argument to its parameter (copy-initialisation).
@@ -220,6 +224,7 @@ template <class... P> struct Launch {
   cudaStream_t stream;
   template <class... A> cudaError_t operator()(A&&... a) const {
     static_assert(sizeof...(A) == sizeof...(P), "a kernel launched with another number of arguments");
+    static_assert(!(std::is_reference<P>::value || ...), "a kernel parameter by reference: nvcc passes it otherwise");
     return launch(std::index_sequence_for<P...>{}, std::tuple<P...>(as_parameter<P>(std::forward<A>(a))...));
   }
   template <std::size_t... I> cudaError_t launch(std::index_sequence<I...>, std::tuple<P...> held) const {
@@ -282,7 +287,8 @@ def rewrite_launches(text, code, start, end):
     pieces, at = [], start
     for expr, open_, close in launch_spans(code, start, end):
         config = text[open_ + 3:close - 3]
-        pieces += [text[at:expr], "::kmcts_split::launch(", text[expr:open_].strip(), ", ", config, ")"]
+        pieces += [text[at:expr], "::kmcts_split::launch(", text[expr:open_].strip(), ", ", config, ")",
+                   blank_lines(text[expr:open_])]  # the lines stay where they were
         at = close
     pieces.append(text[at:end])
     return "".join(pieces)
@@ -316,7 +322,8 @@ def split(text):
             if torch:
                 raise Decline("a kernel or device function that names torch")
             if is_global:
-                dev.append(re.sub(r"(^|\s)static(\s)", r"\1\2", piece))
+                header = text[item.start:item.body[0]]  # `static` off the header only, not the body's statics
+                dev.append(re.sub(r"(^|\s)static(\s)", r"\1\2", header) + text[item.body[0]:item.end])
                 name = "::".join(prefix + [kernel_name(head)])
                 kernels.append(name)
                 if head.lstrip().startswith("template"):
@@ -331,9 +338,13 @@ def split(text):
             else:
                 host.append(blank_lines(piece))
         elif torch:
+            if re.search(r"^\s*#", code[item.body[0]:item.end], re.M):
+                raise Decline("a directive inside a host function the kernels' unit leaves out")
             dev.append(blank_lines(piece))
             host.append(rewrite_launches(text, code, item.start, item.end))
         elif host_definition_needed(head):
+            if MUTABLE_STATIC.search(code[item.body[0]:item.end]):
+                raise Decline("a static variable in a host function both units would define")
             dev.append(piece)
             host.append(rewrite_launches(text, code, item.start, item.end))
         else:  # a torch-free host function (a launcher): the kernels' unit defines it
@@ -353,6 +364,8 @@ def split(text):
             dev.append(blank_lines(piece))
             host.append(piece)
         else:
+            if MUTABLE_STATIC.match(part.strip()) and "(" not in part.split("=")[0]:
+                raise Decline("a static variable both units would hold a copy of")
             both(piece)
 
     def walk(its, start, end, prefix):
@@ -387,6 +400,8 @@ def split(text):
                 declaration(piece, part, torch)
         both(text[cursor:end])
 
+    if re.search(r"\b__(CUDACC|NVCC)\w*", text):
+        raise Decline("code that asks whether nvcc compiles it (__CUDACC__, __NVCC__): the host unit is not")
     walk(items(code, 0, len(code)), 0, len(text), [])
     if not kernels:
         raise Decline("no kernel")
