@@ -237,6 +237,12 @@ class Build(unittest.TestCase):
                              env={**self.env, **(env or {})}, capture_output=True, text=True, cwd=self.dir)
         return run, source
 
+    def built(self, body):
+        """The run of a build that must succeed, split or whole."""
+        run, _ = self.build(body)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        return run
+
     def symbols(self):
         out = subprocess.run(["nm", "-C", os.path.join(self.dir, "cuda.cuda.o")], capture_output=True, text=True)
         return out.stdout
@@ -277,14 +283,24 @@ class Build(unittest.TestCase):
         self.assertFalse(os.path.exists(os.path.join(self.dir, "cuda.kmcts-host.o")))  # nothing taken for a split
         self.assertRegex(self.symbols(), r" T run\(torch::Tensor\)")
 
+    def test_kernel_attributes_and_occupancy_are_asked_of_the_kernel_itself(self):
+        body = ("__global__ void k(float* y) { extern __shared__ float s[]; s[0] = 1; y[0] = s[0]; }\n"
+                "torch::Tensor run(torch::Tensor x) {\n"
+                "  cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
+                "  cudaFuncAttributes attr; cudaFuncGetAttributes(&attr, k);\n"
+                "  int blocks = 0; cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, 128, 65536);\n"
+                "  k<<<blocks, 128, 65536>>>(x.data_ptr<float>()); return x; }\n")
+        run = self.built(body)
+        self.assertNotIn("not split", run.stderr)
+        self.assertRegex(self.symbols(), r" U cudaFuncSetAttribute")
+
     def test_a_kernel_the_split_leaves_undefined_keeps_the_source_whole(self):
         # A kernel template defined outside its namespace: its instantiation is not recognised,
         # ld -r would accept the undefined stub, and the module would fail at import.
         body = ("namespace kern { template <typename T> __global__ void fill(T* y); }\n"
                 "template <typename T> __global__ void kern::fill(T* y) { y[0] = 1; }\n"
                 "torch::Tensor run(torch::Tensor x) { kern::fill<float><<<1, 1>>>(x.data_ptr<float>()); return x; }\n")
-        run, _ = self.build(body)
-        self.assertEqual(run.returncode, 0, run.stderr)
+        run = self.built(body)
         self.assertIn("not split (the kernel void kern::fill<float>(float*) is launched but not defined)", run.stderr)
         self.assertRegex(self.symbols(), r" (W|T|t) void kern::fill<float>\(float\*\)")
 

@@ -214,6 +214,21 @@ LAUNCHER = r"""
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#ifndef __CUDACC__
+// cuda_runtime.h declares the forms of these that take a kernel itself only for nvcc; each casts
+// the kernel to its stub's address, as those do.
+template <class T> cudaError_t cudaFuncSetAttribute(T* entry, cudaFuncAttribute attr, int value) {
+  return ::cudaFuncSetAttribute(reinterpret_cast<const void*>(entry), attr, value);
+}
+template <class T> cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, T* entry) {
+  return ::cudaFuncGetAttributes(attr, reinterpret_cast<const void*>(entry));
+}
+template <class T>
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, T* entry, int block_size, std::size_t shared) {
+  return ::cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, reinterpret_cast<const void*>(entry), block_size,
+                                                         shared);
+}
+#endif
 namespace kmcts_split {
 // The conversions a call makes from an argument to its parameter (copy-initialisation).
 template <class T> T as_parameter(T value) { return value; }
