@@ -188,6 +188,11 @@ class Units(unittest.TestCase):
         self.assertEqual(kb_split.instantiations(parts, undefined), sorted(undefined[i] for i in (0, 3)))
         unit = kb_split.device_unit(parts, "cuda.cu", kb_split.instantiations(parts, undefined))
         self.assertIn("template __global__ void affine_kernel<float>(float const*, float*, long, float, float);", unit)
+        self.assertNotIn("c10/util/Half.h", unit)
+        # AT_DISPATCH_..._AND_HALF instantiates the template over c10::Half: its header comes too.
+        half = ["void affine_kernel<c10::Half>(c10::Half const*, c10::Half*, long, c10::Half, c10::Half)"]
+        self.assertTrue(kb_split.device_unit(parts, "cuda.cu", kb_split.instantiations(parts, half)).startswith(
+            kb_split.SCALAR_HEADERS))
 
 
 def nvcc():

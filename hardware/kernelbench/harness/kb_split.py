@@ -464,7 +464,8 @@ def host_unit(split_, source_name):
 
 
 def device_unit(split_, source_name, instantiations=()):
-    return ((SCALAR_HEADERS if split_.scalar_types else "") + f'#line 1 "{source_name}"\n' + split_.device + "\n" +
+    scalar = split_.scalar_types or any(SCALAR_TYPES.search(i) for i in instantiations)  # a template over Half
+    return ((SCALAR_HEADERS if scalar else "") + f'#line 1 "{source_name}"\n' + split_.device + "\n" +
             "".join(f"template __global__ {signature};\n" for signature in instantiations))
 
 
