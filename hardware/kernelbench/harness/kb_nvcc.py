@@ -94,10 +94,10 @@ def host_flags(args, source):
             flags += [a, following]
             i += 1
         elif a in COMPILER_OPTIONS and following is not None:
-            flags += [w.strip("'\"") for w in following.split(",") if w.strip("'\"")]
+            flags += compiler_words(following)
             i += 1
         elif a.startswith(tuple(o + "=" for o in COMPILER_OPTIONS)):
-            flags += [w.strip("'\"") for w in a.split("=", 1)[1].split(",") if w.strip("'\"")]
+            flags += compiler_words(a.split("=", 1)[1])
         elif a in ("-ccbin", "--compiler-bindir") and following is not None:
             ccbin = following
             i += 1
@@ -109,6 +109,11 @@ def host_flags(args, source):
             return None
         i += 1
     return flags, ccbin
+
+
+def compiler_words(value):
+    """The host compiler's words in an -Xcompiler value: comma-separated, quotes dropped."""
+    return [w.strip("'\"") for w in value.split(",") if w.strip("'\"")]
 
 
 def run_quiet(command, **kwargs):
@@ -261,7 +266,7 @@ def main():
             light = list(args)
             light[sources[0]] = copy
             depfile = private_depfile(light, f"{os.path.splitext(copy)[0]}.d")
-            run = subprocess.run([*nvcc, *light], capture_output=True, text=True, check=False)
+            run = run_quiet([*nvcc, *light])
             errors = [line for line in (run.stdout + run.stderr).splitlines() if ": error" in line]
             if run.returncode == 0 or (errors and not any(MISSING_DECLARATION.search(e) for e in errors)):
                 if run.returncode == 0 and depfile and "-o" in args:
