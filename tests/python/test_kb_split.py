@@ -269,6 +269,20 @@ class Build(unittest.TestCase):
         self.assertTrue(depfile.startswith(os.path.join(self.dir, "cuda.cuda.o") + ": " + source))
         self.assertNotIn("kmcts-", depfile)
 
+    def test_the_runtime_headers_are_where_nvcc_says_not_beside_it(self):
+        # As on CI: the nvcc run lies in a folder whose ../include holds no cuda_runtime.h (a
+        # wrapper here); the host unit finds the headers where nvcc's own dry run puts them.
+        bin_dir = os.path.join(self.dir, "toolkit", "bin")
+        os.makedirs(bin_dir)
+        wrapper = os.path.join(bin_dir, "nvcc")
+        with open(wrapper, "w") as f:
+            f.write(f'#!/bin/sh\nexec "{nvcc()}" "$@"\n')
+        os.chmod(wrapper, 0o755)
+        run, _ = self.build(fixture("relu_plain")[len(PREFIX):], env={"KMCTS_REAL_NVCC": wrapper})
+        self.assertEqual(run.returncode, 0, run.stderr)
+        self.assertNotIn("not split", run.stderr)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "cuda.kmcts-host.o")))
+
     def test_a_kernel_template_is_instantiated_for_the_host(self):
         body = ("template <int N> __global__ void fill(float* y) { y[threadIdx.x] = N; }\n"
                 "torch::Tensor run(torch::Tensor x) { fill<3><<<1, 32>>>(x.data_ptr<float>()); return x; }\n")

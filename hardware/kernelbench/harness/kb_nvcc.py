@@ -111,6 +111,26 @@ def host_flags(args, source):
     return flags, ccbin
 
 
+def nvcc_includes(nvcc):
+    """The include options nvcc itself gives its host compiler (the CUDA runtime's headers), as its
+    --dryrun prints them: where they lie depends on how CUDA was installed (a toolkit's
+    targets/<arch>/include, pip wheels gathered under one folder, CUDA_HOME elsewhere), so they
+    are asked of nvcc, not guessed from its path."""
+    dry = run_quiet([*nvcc, "--dryrun", "-c", "-x", "cu", os.devnull, "-o", os.devnull])
+    words = []
+    for line in dry.stderr.splitlines() + dry.stdout.splitlines():
+        found = re.match(r"#\$ (SYSTEM_INCLUDES|INCLUDES)=(.*)$", line.strip())
+        if found:
+            words += shlex.split(found.group(2))
+    includes = []
+    for word in filter(None, words):  # system headers, as before: their warnings are not the candidate's
+        includes += ["-isystem", word[2:]] if word.startswith("-I") and len(word) > 2 else [word]
+    if not includes:  # an nvcc that prints no dry run: the toolkit's layout, from its path
+        home = os.path.dirname(os.path.dirname(os.path.realpath(shutil.which(nvcc[-1]) or nvcc[-1])))
+        includes = ["-isystem", os.path.join(home, "include")]
+    return includes
+
+
 def compiler_words(value):
     """The host compiler's words in an -Xcompiler value: comma-separated, quotes dropped."""
     return [w.strip("'\"") for w in value.split(",") if w.strip("'\"")]
@@ -169,10 +189,8 @@ def split_build(nvcc, args, index):
         cxx = os.path.join(os.path.dirname(ccbin), {"gcc": "g++", "clang": "clang++", "cc": "c++"}.get(
             os.path.basename(ccbin), os.path.basename(ccbin)))
         env = dict(os.environ, KMCTS_REAL_CXX=cxx if os.path.exists(cxx) else ccbin)
-    cuda_include = os.path.join(os.path.dirname(os.path.dirname(os.path.realpath(shutil.which(nvcc[-1]) or nvcc[-1]))),
-                                "include")
     host = run_quiet([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "kb_cxx.py"),
-                      *flags, "-isystem", cuda_include, "-Wno-attributes", "-c", host_source, "-o", host_object],
+                      *flags, *nvcc_includes(nvcc), "-Wno-attributes", "-c", host_source, "-o", host_object],
                      env=env)
     sys.stderr.write("".join(line for line in host.stderr.splitlines(True) if line.startswith("kb_cxx:")))
     if host.returncode != 0:
