@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -30,6 +32,10 @@
 KMCTS_OPTION("evaluator.confine_view", Bool, true, std::nullopt, std::nullopt,
              "Give confined processes a view of their own (mount namespace: read-only tree, private /tmp, the user's "
              "home hidden from builds). Off only where it breaks a toolchain; the rest of evaluator.confine holds")
+KMCTS_OPTION("evaluator.max_processes", Int, 2048, 16, 1 << 22,
+             "Processes and threads a confined candidate's uid may have at once (RLIMIT_NPROC): a fork bomb fails "
+             "there. Binds a uid of its own (kmcts as root) and a user namespace's; the kernel exempts root's own uid "
+             "(the KernelBench harness under root), whose processes still end with the harness")
 KMCTS_OPTION("evaluator.confine", Bool, true, std::nullopt, std::nullopt,
              "Confine the processes that run candidate code (own network namespace, uid nobody or a user namespace, "
              "no_new_privs, no file writes, a seccomp filter; see README, Security). Turn off only to measure what it "
@@ -41,6 +47,7 @@ namespace {
 constexpr uid_t kNobody = 65534;
 std::atomic<bool> g_confine{true};
 std::atomic<bool> g_view{true};  // evaluator.confine_view, read at the first confined child
+std::atomic<uint64_t> g_max_processes{2048};  // evaluator.max_processes
 
 // What a measurement never needs: refused with EPERM (names this libseccomp does not know on
 // this architecture are skipped).
@@ -132,15 +139,21 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
   mount_attr read_only{};
   read_only.attr_set = MOUNT_ATTR_RDONLY;
   if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &read_only, sizeof read_only) != 0) return errno;
-  // /proc stays as it was: the CUDA driver cannot make a context where it is read-only (measured
-  // on the H200: "OS call failed"), and what a process may write there is its own.
-  mount_attr writable{};
-  writable.attr_clr = MOUNT_ATTR_RDONLY;
-  struct stat proc, root;
-  // Only where /proc is a mount of its own: otherwise the call would make the root writable.
-  if (stat("/proc", &proc) == 0 && stat("/", &root) == 0 && proc.st_dev != root.st_dev &&
-      mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0)
-    return errno;
+  // /proc stays writable: the CUDA driver cannot make a context where it is read-only (measured
+  // on the H200: "OS call failed"), and what a process may write there is its own. In a process
+  // namespace it is a new one, which shows only that namespace's processes.
+  if (plan.own_proc) {
+    *step = "own /proc";
+    if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return errno;
+  } else {
+    mount_attr writable{};
+    writable.attr_clr = MOUNT_ATTR_RDONLY;
+    struct stat proc, root;
+    // Only where /proc is a mount of its own: otherwise the call would make the root writable.
+    if (stat("/proc", &proc) == 0 && stat("/", &root) == 0 && proc.st_dev != root.st_dev &&
+        mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0)
+      return errno;
+  }
   constexpr size_t kMaxBinds = 16;
   int trees[kMaxBinds];
   bool files[kMaxBinds];
@@ -188,6 +201,83 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
   return 0;
 }
 
+// Closes every descriptor but `keep`. Async-signal-safe.
+void close_all_but(int keep) {
+#ifdef SYS_close_range
+  const bool low = keep == 0 || syscall(SYS_close_range, 0u, static_cast<unsigned>(keep - 1), 0u) == 0;
+  if (low && syscall(SYS_close_range, static_cast<unsigned>(keep + 1), ~0u, 0u) == 0) return;
+#endif
+  for (int fd = 0; fd < 65536; ++fd)
+    if (fd != keep) close(fd);
+}
+
+// Ends this process as a wait status says its program ended: the same exit code, or killed by
+// the same signal (no core file). Async-signal-safe.
+[[noreturn]] void end_as(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const rlimit none{0, 0};
+    setrlimit(RLIMIT_CORE, &none);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigaction(sig, &default_action, nullptr);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// A process namespace for what this process execs next. This process stays outside as the
+// keeper; its child is the namespace's init (pid 1), which forks the program's process (pid 2)
+// and reaps whatever the namespace leaves to it; the program's wait status goes back to the
+// keeper through a pipe, and the keeper ends as the program did. Returns in the program's
+// process (0), or an errno in the caller's when the namespace cannot be made. Async-signal-safe.
+int enter_process_namespace() {
+  if (unshare(CLONE_NEWPID) != 0) return errno;
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return errno;
+  const pid_t init = fork();
+  if (init < 0) {
+    const int err = errno;
+    close(fds[0]), close(fds[1]);
+    return err;
+  }
+  if (init > 0) {  // the keeper: holds nothing of the program's (its pipes would stay open)
+    prctl(PR_SET_NAME, "kmcts-keeper", 0, 0, 0);
+    close_all_but(fds[0]);
+    int status = 0;
+    while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    int program_status = 0;
+    if (read(fds[0], &program_status, sizeof program_status) == static_cast<ssize_t>(sizeof program_status))
+      status = program_status;
+    end_as(status);
+  }
+  prctl(PR_SET_PDEATHSIG, SIGKILL);  // the keeper killed: the namespace goes with its init
+  const pid_t program = fork();
+  if (program < 0) _exit(127);
+  if (program > 0) {  // init: reaps everything, until the program ends; no signal from inside reaches it
+    prctl(PR_SET_NAME, "kmcts-ns-init", 0, 0, 0);
+    close_all_but(fds[1]);
+    for (;;) {
+      int status = 0;
+      const pid_t ended = waitpid(-1, &status, 0);
+      if (ended == program) {
+        ssize_t ignored = write(fds[1], &status, sizeof status);
+        (void)ignored;
+        _exit(0);  // the kernel kills what is left in the namespace
+      }
+      if (ended < 0 && errno != EINTR) _exit(127);
+    }
+  }
+  close(fds[0]), close(fds[1]);
+  return 0;
+}
+
 // Probes one plan in a forked child: 0 when it applied whole, else the errno (and the step).
 std::pair<int, std::string> probe(const ConfinementPlan& plan) {
   int fds[2];
@@ -224,9 +314,10 @@ std::pair<int, std::string> probe(const ConfinementPlan& plan) {
 
 namespace {
 std::string describe_parts(bool net_ns, bool root, const std::string& uid, bool user_ns, bool mount_ns, bool seccomp,
-                           bool no_capabilities = false) {
+                           bool no_capabilities, bool pid_ns, bool own_proc) {
   std::vector<std::string> parts;
   if (net_ns) parts.push_back("network namespace");
+  if (pid_ns) parts.push_back(own_proc ? "process namespace with its own /proc" : "process namespace");
   if (root) parts.push_back(uid);
   if (no_capabilities) parts.push_back("no capabilities");
   if (user_ns) parts.push_back("user namespace");
@@ -239,12 +330,12 @@ std::string describe_parts(bool net_ns, bool root, const std::string& uid, bool 
 }  // namespace
 
 std::string ConfinementSupport::summary() const {
-  return describe_parts(net_ns, root, "own uid", user_ns, mount_ns, seccomp);
+  return describe_parts(net_ns, root, "own uid", user_ns, mount_ns, seccomp, false, pid_ns, own_proc);
 }
 
 std::string describe(const ConfinementPlan& p) {
   return describe_parts(p.net_ns, p.drop_identity, fmt::format("uid {}", p.uid), p.user_ns, p.mount_ns, p.seccomp,
-                        p.drop_capabilities && !p.drop_identity);
+                        p.drop_capabilities && !p.drop_identity, p.pid_ns, p.own_proc);
 }
 
 const ConfinementPlan& confinement_plan(bool build) {
@@ -259,6 +350,8 @@ const ConfinementPlan& confinement_plan(bool build) {
     if (s.seccomp) p.filter = compile_filter(error, for_build);
     p.seccomp = s.seccomp && !p.filter.empty();
     p.mount_ns = p.mount_ns && g_view.load();
+    p.pid_ns = s.pid_ns;
+    p.own_proc = s.own_proc && p.mount_ns;
     std::snprintf(p.uid_map, sizeof p.uid_map, "0 %u 1", static_cast<unsigned>(geteuid()));
     std::snprintf(p.gid_map, sizeof p.gid_map, "0 %u 1", static_cast<unsigned>(getegid()));
     p.description = describe(p);
@@ -338,6 +431,17 @@ const ConfinementSupport& confinement_support() {
     mounts.mount_ns = true;
     if (auto [err, step] = probe(mounts); err == 0) support.mount_ns = true, p = mounts;
     else refused.push_back(fmt::format("mount namespace ({}: {})", step, std::strerror(err)));
+    ConfinementPlan pids = p;
+    pids.pid_ns = true;
+    pids.own_proc = p.mount_ns;
+    auto [pid_err, pid_step] = probe(pids);
+    if (pid_err != 0 && pids.own_proc) {  // a container may refuse a new /proc: the namespace alone
+      refused.push_back(fmt::format("own /proc ({}: {})", pid_step, std::strerror(pid_err)));
+      pids.own_proc = false;
+      std::tie(pid_err, pid_step) = probe(pids);
+    }
+    if (pid_err == 0) support.pid_ns = true, support.own_proc = pids.own_proc, p = pids;
+    else refused.push_back(fmt::format("process namespace ({}: {})", pid_step, std::strerror(pid_err)));
     std::string error;
     p.filter = compile_filter(error);
     if (p.filter.empty()) {
@@ -367,6 +471,10 @@ int apply_confinement(const ConfinementPlan& plan, const char** step) {
     prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     if (!mapped) return err ? err : EPERM;
   }
+  if (plan.pid_ns) {
+    *step = "process namespace";
+    if (int err = enter_process_namespace(); err != 0) return err;
+  }
   if (plan.net_ns) {
     *step = "network namespace";
     if (unshare(CLONE_NEWNET) != 0) return errno;
@@ -378,6 +486,8 @@ int apply_confinement(const ConfinementPlan& plan, const char** step) {
   const rlimit none{0, 0};
   const rlimit file_bytes{plan.max_file_bytes, plan.max_file_bytes};
   if (setrlimit(RLIMIT_CORE, &none) != 0 || setrlimit(RLIMIT_FSIZE, &file_bytes) != 0) return errno;
+  const rlimit processes{plan.max_processes, plan.max_processes};
+  if (plan.max_processes > 0 && setrlimit(RLIMIT_NPROC, &processes) != 0) return errno;
   *step = "no_new_privs";
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
   if (plan.drop_identity) {
@@ -407,6 +517,8 @@ int load_seccomp(const ConfinementPlan& plan) {
 
 void set_confinement_enabled(bool enabled) { g_confine.store(enabled); }
 void set_confinement_view(bool enabled) { g_view.store(enabled); }
+void set_confinement_max_processes(uint64_t count) { g_max_processes.store(count); }
+uint64_t confinement_max_processes() { return g_max_processes.load(); }
 bool confinement_enabled() { return g_confine.load(); }
 
 void protect_this_process() { prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); }

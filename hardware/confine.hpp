@@ -2,6 +2,13 @@
 // Confinement of the processes that run candidate code (the CPU and CUDA workers, the KernelBench
 // prebuild): set up in the forked child just before it execs, with the kernel's own means.
 //   - no network: a network namespace of its own (only a loopback, down);
+//   - no one to signal: a process namespace of its own, with its own /proc where a view is made.
+//     The child that kmcts forked stays outside it as a keeper: it waits for the namespace's
+//     init, which reaps and waits for the program, and ends as the program ended (exit status or
+//     signal), so callers see the program's status under the pid they forked. When the program
+//     ends, or the keeper is killed, the kernel kills everything left in the namespace. Without it
+//     a candidate under kmcts's uid (the KernelBench harness's, a user namespace's) could kill
+//     kmcts, or, as root, every root process of the host (kill(-1, SIGKILL));
 //   - its own identity: when kmcts runs as root, a uid and gid of its own (UidLease: no two
 //     children that run at once share one), so that it can read neither kmcts's /proc files
 //     (environment, memory) nor a sibling's, nor any file only root may; otherwise a user
@@ -11,7 +18,9 @@
 //     and only the binds its caller names (a build's own cache folder, say) writable; device nodes stay usable (a read-only mount does not stop
 //     writes to a device);
 //   - no_new_privs, no core files, a limit on file data (RLIMIT_FSIZE: 0 for the workers, which
-//     write nothing; a write over it fails with EFBIG);
+//     write nothing; a write over it fails with EFBIG) and on processes and threads (RLIMIT_NPROC,
+//     counted per uid: it binds a uid of its own and a user namespace's, not root's own uid,
+//     which the kernel exempts; the process namespace still ends them all with the program);
 //   - a seccomp filter (libseccomp, compiled once, before any fork) that refuses with EPERM what a
 //     measurement never needs: ptrace and process_vm_*, mount and namespaces, bpf, keyrings,
 //     modules, kexec, setsid and setpgid (a daemon cannot leave the process group the sandbox
@@ -34,6 +43,8 @@ struct ConfinementSupport {
   bool user_ns = false;      // not root: a user namespace could be made
   bool net_ns = false;       // a network namespace could be made
   bool mount_ns = false;     // a mount namespace, read-only with a private /tmp, could be made
+  bool pid_ns = false;       // a process namespace could be made
+  bool own_proc = false;     // and, in a mount namespace, a /proc of its own mounted
   bool seccomp = false;      // the filter compiled and loaded
   std::string refused;       // what could not be applied, and why ("" when everything)
   /// "network namespace, own uid, read-only file system, private /tmp, no_new_privs, rlimits,
@@ -56,6 +67,8 @@ struct ConfinementPlan {
   bool user_ns = false;
   bool net_ns = false;
   bool mount_ns = false;
+  bool pid_ns = false;    // a process namespace (see above: keeper, init, program)
+  bool own_proc = false;  // pid_ns and mount_ns: a /proc that shows only its namespace
   bool drop_identity = false;  // root: setresuid/setresgid to `uid`
   // Every capability dropped (bounding, ambient, effective, permitted, inheritable), the uid
   // kept: for a process tree that shares GPU memory by CUDA IPC, which fails across uids
@@ -65,6 +78,7 @@ struct ConfinementPlan {
   bool seccomp = false;
   uid_t uid = 65534;
   uint64_t max_file_bytes = 0;  // RLIMIT_FSIZE; 0: no file data at all
+  uint64_t max_processes = 0;   // RLIMIT_NPROC (processes and threads of its uid); 0: not set
   std::string tmpfs_options = "size=64m,mode=1777";  // the private /tmp, /var/tmp, /dev/shm
   std::vector<Bind> binds;  // mount_ns only
   std::vector<std::string> hidden;  // mount_ns only: folders replaced by an empty tmpfs (a home)
@@ -112,6 +126,9 @@ void set_confinement_enabled(bool enabled);
 /// Whether they get a view of their own (evaluator.confine_view; on by default); set before the
 /// first confined child.
 void set_confinement_view(bool enabled);
+/// RLIMIT_NPROC of confined children (evaluator.max_processes) where their limits name none.
+void set_confinement_max_processes(uint64_t count);
+uint64_t confinement_max_processes();
 bool confinement_enabled();
 
 /// Makes this process (kmcts) not dumpable, so that processes of the same uid without privileges

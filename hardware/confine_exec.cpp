@@ -21,7 +21,8 @@ std::string confine_argument(const SandboxLimits& limits) {
   for (const Bind& b : limits.binds) binds.push_back({{"source", b.source}, {"target", b.target}, {"writable", b.writable}});
   return json{{"keep_uid", limits.keep_uid},     {"build", limits.build},
               {"binds", binds},                  {"hidden", limits.hidden},
-              {"tmpfs_options", limits.tmpfs_options}, {"max_file_bytes", limits.max_file_bytes}}
+              {"tmpfs_options", limits.tmpfs_options}, {"max_file_bytes", limits.max_file_bytes},
+              {"max_processes", limits.max_processes ? limits.max_processes : confinement_max_processes()}}
       .dump();
 }
 
@@ -37,6 +38,7 @@ SandboxLimits limits_from_argument(const std::string& text) {
     limits.hidden = j.at("hidden").get<std::vector<std::string>>();
     limits.tmpfs_options = j.at("tmpfs_options").get<std::string>();
     limits.max_file_bytes = j.at("max_file_bytes").get<uint64_t>();
+    limits.max_processes = j.at("max_processes").get<uint64_t>();
     return limits;
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("bad confinement argument: ") + e.what());

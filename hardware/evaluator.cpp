@@ -28,6 +28,7 @@ std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Co
   set_env_passthrough(split_list(config.get_string("evaluator.env_passthrough")));
   set_confinement_enabled(config.get_bool("evaluator.confine"));
   set_confinement_view(config.get_bool("evaluator.confine_view"));
+  set_confinement_max_processes(static_cast<uint64_t>(config.get_int("evaluator.max_processes")));
   std::string name = config.get_string("evaluator.name");
   if (name == "auto") name = problem.kind;
   return EvaluatorRegistry::instance().create("evaluator", name, problem, config);

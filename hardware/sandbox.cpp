@@ -36,16 +36,29 @@ constexpr double kDrainSeconds = 1.0;
 constexpr int kFallbackTickMs = 10;
 constexpr int kRssTickMs = 50;
 
-/// Resident bytes of process `pid` (/proc/PID/statm), 0 when unreadable.
-int64_t resident_bytes(pid_t pid) {
-  char path[64];
+/// Resident bytes of process `pid` (/proc/PID/statm) and of the processes below it (each
+/// thread's children, /proc/PID/task/TID/children): a confined program runs two levels below
+/// the child forked (keeper, its process namespace's init), and may fork more. 0 when unreadable.
+int64_t resident_bytes(pid_t pid, int depth = 0) {
+  char path[96];
   std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
   FILE* f = std::fopen(path, "r");
   if (!f) return 0;
   long long size = 0, resident = 0;
   const int got = std::fscanf(f, "%lld %lld", &size, &resident);
   std::fclose(f);
-  return got == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
+  int64_t total = got == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
+  if (depth >= 8) return total;
+  std::error_code ec;
+  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
+  for (const auto& task : std::filesystem::directory_iterator(path, ec)) {
+    FILE* children = std::fopen((task.path() / "children").c_str(), "r");
+    if (!children) continue;
+    int child = 0;
+    while (std::fscanf(children, "%d", &child) == 1) total += resident_bytes(child, depth + 1);
+    std::fclose(children);
+  }
+  return total;
 }
 
 // Everything the child needs, prepared before fork: after fork in a multi-threaded
@@ -357,6 +370,7 @@ ConfinementPlan confinement_for(const SandboxLimits& limits, uid_t uid) {
   ConfinementPlan plan = confinement_plan(limits.build);  // the filter compiled once
   plan.uid = uid;
   plan.max_file_bytes = limits.max_file_bytes;
+  plan.max_processes = limits.max_processes ? limits.max_processes : confinement_max_processes();
   plan.tmpfs_options = limits.tmpfs_options;
   if (plan.mount_ns) plan.binds = limits.binds, plan.hidden = limits.hidden;
   if (limits.keep_uid) plan.drop_identity = false, plan.drop_capabilities = true;

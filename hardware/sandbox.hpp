@@ -33,6 +33,7 @@ struct SandboxLimits {
   /// user namespace's root with its capabilities): for a process tree that shares GPU memory by
   /// CUDA IPC, which fails across uids (the KernelBench harness and its candidate processes).
   bool keep_uid = false;
+  uint64_t max_processes = 0;  // confined: RLIMIT_NPROC; 0: evaluator.max_processes
   std::string tmpfs_options = "size=64m,mode=1777";
 };
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <system_error>
 #include <thread>
 
 #include <fmt/format.h>
@@ -124,11 +125,18 @@ void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64
     return;
   }
   std::atomic<size_t> next{0};
+  const auto work = [&] {
+    for (size_t j = next++; j < jobs.size(); j = next++) fill_block(jobs[j]);
+  };
   std::vector<std::thread> pool;
-  for (size_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (size_t j = next++; j < jobs.size(); j = next++) fill_block(jobs[j]);
-    });
+  for (size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back(work);
+    } catch (const std::system_error&) {  // no more threads (RLIMIT_NPROC spent by a candidate): fewer helpers
+      break;
+    }
+  }
+  work();  // this thread too: the blocks are filled whatever the helpers it got
   for (auto& th : pool) th.join();
 }
 

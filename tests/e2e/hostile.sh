@@ -12,7 +12,9 @@ src=$2
 work=$(mktemp -d)
 listener=""
 tag="kmcts-hostile-$$"
-trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; pkill -x kmcts-hostile-d 2>/dev/null; rm -rf "$work" /tmp/$tag-*' EXIT
+victim=""
+trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; [ -n "$victim" ] && kill "$victim" 2>/dev/null;
+  pkill -x kmcts-hostile-d 2>/dev/null; pkill -x kmcts-hostile-f 2>/dev/null; rm -rf "$work" /tmp/$tag-*' EXIT
 passes=0
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -21,13 +23,17 @@ source "$src/tests/e2e/lib/listener.sh"
 start_listener "$work"
 mkdir -p "$work/cache"
 
-# measure ATTACK: runs variant ATTACK; its output in $out, its record in $work/m-ATTACK.jsonl.
+# A process of this uid (kmcts's) that no candidate may signal.
+sleep 600 &
+victim=$!
+
+# measure ATTACK [SETTINGS...]: runs variant ATTACK; its output in $out, its record in $work/m-ATTACK.jsonl.
 measure() {
   local n=$1
   { echo "#define HOSTILE_ATTACK $n"; echo "#define HOSTILE_PORT $port"; echo "#define HOSTILE_PATH \"/tmp/$tag-$n\"";
-    echo "#define HOSTILE_DIR \"$work/cache\""; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack$n.cpp"
+    echo "#define HOSTILE_DIR \"$work/cache\""; echo "#define HOSTILE_VICTIM $victim"; echo "#define HOSTILE_MAX_PROCESSES 64"; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack$n.cpp"
   out=$(cd "$work" && KMCTS_HOSTILE_API_KEY=sekrit-e2e-$$ "$kmcts" measure "$src/problems/cpu/matmul" "$work/attack$n.cpp" \
-    --jsonl "$work/m-$n.jsonl" --set evaluator.cache_dir="$work/cache" 2>&1)
+    --jsonl "$work/m-$n.jsonl" --set evaluator.cache_dir="$work/cache" "${@:2}" 2>&1)
   local code=$?
   confinement=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['details'].get('confinement', ''))" \
     "$work/m-$n.jsonl" 2>/dev/null)
@@ -63,6 +69,12 @@ ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-d$" && fail "attack 
 measure 5 || true
 [ -s "/tmp/$tag-5" ] && fail "attack 5: /tmp/$tag-5 holds $(stat -c %s "/tmp/$tag-5") bytes"
 measure 6 || true
+measure 7 || true
+kill -0 "$victim" 2>/dev/null || fail "attack 7: the process of kmcts's uid was killed"
+holds "process namespace" || echo "note: no process namespace here ($confinement): attack 7 may reach kmcts's uid"
+measure 8 --set evaluator.max_processes=64 || true
+sleep 0.3
+ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-f$" && fail "attack 8: its children outlived the evaluation"
 [ -n "$confinement" ] || fail "the evaluations do not record their confinement"
 echo "confinement: $confinement"
 echo "$passes passed, $failures failed"

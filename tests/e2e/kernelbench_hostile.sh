@@ -2,7 +2,8 @@
 # Hostile KernelBench candidates, contained (issue 28), on the CPU (Debian's python3-torch;
 # skipped with 77 where no python3 has torch): tests/fixtures/hostile/kb_snoop.py tries, as it
 # is imported, to read a secret in kmcts's home and the key in kmcts's environment, to write a
-# file outside its folders and to reach a listener on 127.0.0.1, and says "ESCAPED" for each that
+# file outside its folders, to reach a listener on 127.0.0.1 and to signal kmcts and another
+# process of its uid (the harness runs under kmcts's uid: a process namespace keeps them apart), and says "ESCAPED" for each that
 # works. In faithful mode it runs inside the harness; in hardened mode (its screen only
 # recording, so that it is imported at all) in its own process, started by the harness. Both must
 # judge it (ok; on a GPU, hardened rejects it for running no kernel of its own), with nothing
@@ -14,7 +15,9 @@ src=$2
 source "$src/tests/fixtures/kernelbench/e2e_setup.sh"
 source "$src/tests/e2e/lib/listener.sh"
 listener=""
-trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; rm -rf "$work"' EXIT
+sleep 600 &  # a process of kmcts's uid (the harness's too): no candidate may signal it
+victim=$!
+trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; kill "$victim" 2>/dev/null; rm -rf "$work"' EXIT
 start_listener "$work"
 mkdir -p "$work/home"
 echo "home-secret-$$" > "$work/home/credentials"
@@ -23,7 +26,7 @@ passes=0
 failures=0
 for mode in faithful hardened; do
   sed -e "s|HOSTILE_HOME_SECRET|$work/home/credentials|" -e "s|HOSTILE_ENV_SECRET|$key|" \
-    -e "s|HOSTILE_OUTSIDE|$work/outside-$mode|" -e "s|HOSTILE_PORT|$port|g" -e "s|HOSTILE_CORRECT|$fixtures/small_correct.py|" \
+    -e "s|HOSTILE_OUTSIDE|$work/outside-$mode|" -e "s|HOSTILE_PORT|$port|g" -e "s|HOSTILE_VICTIM|$victim|" -e "s|HOSTILE_CORRECT|$fixtures/small_correct.py|" \
     "$src/tests/fixtures/hostile/kb_snoop.py" > "$work/snoop-$mode.py"
   out=$(cd "$work" && HOME="$work/home" KMCTS_HOSTILE_API_KEY=$key "$kmcts" measure "$fixtures/small_scale_bias.py" \
     "$work/snoop-$mode.py" --jsonl "$work/m-$mode.jsonl" --set evaluator.cache_dir="$work/cache-$mode" \
@@ -42,6 +45,7 @@ for mode in faithful hardened; do
   grep -q "home-secret\|$key" "$work/m-$mode.jsonl" && bad="$bad; a secret is in the evaluation's record"
   [ -e "$work/outside-$mode" ] && bad="$bad; it wrote $work/outside-$mode"
   grep -q "no capabilities" <<<"$confinement" || bad="$bad; the harness is not confined: '$confinement'"
+  kill -0 "$victim" 2>/dev/null || bad="$bad; it killed a process of kmcts's uid"
   if [ -n "$bad" ]; then
     echo "FAIL $mode: $bad"
     failures=$((failures + 1))

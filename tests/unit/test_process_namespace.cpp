@@ -1,0 +1,142 @@
+// A confined child's process namespace (hardware/confine.hpp): it cannot signal kmcts or any
+// other process of kmcts's uid, it leaves nothing behind, its caller still sees the program's
+// own exit status or signal, and RLIMIT_NPROC stops a fork bomb where the kernel applies it.
+// Both kinds of confined child are tried: a uid of its own (or a user namespace), and keep_uid
+// (kmcts's uid without capabilities, as the KernelBench harness runs).
+#include <doctest/doctest.h>
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+
+#include "hardware/confine.hpp"
+#include "hardware/sandbox.hpp"
+
+using namespace kmcts;
+
+namespace {
+
+// A process of kmcts's own uid, not confined: what a candidate must not reach.
+struct Victim {
+  pid_t pid = -1;
+  Victim() {
+    char program[] = "sleep", seconds[] = "30";
+    char* argv[] = {program, seconds, nullptr};
+    char* envp[] = {nullptr};
+    if (posix_spawnp(&pid, "sleep", nullptr, nullptr, argv, envp) != 0) pid = -1;
+  }
+  ~Victim() {
+    if (pid > 0) kill(pid, SIGKILL), waitpid(pid, nullptr, 0);
+  }
+  bool alive() const {
+    siginfo_t info{};
+    return pid > 0 && waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0;
+  }
+};
+
+// Whether a process whose command line holds `marker` is alive (a zombie is not).
+bool running_with(const std::string& marker) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    FILE* f = std::fopen((entry.path() / "cmdline").c_str(), "r");
+    if (!f) continue;
+    char buffer[512] = {0};
+    const size_t n = std::fread(buffer, 1, sizeof buffer - 1, f);
+    std::fclose(f);
+    for (size_t i = 0; i < n; ++i)
+      if (buffer[i] == '\0') buffer[i] = ' ';
+    if (std::string(buffer, n).find(marker) == std::string::npos) continue;
+    FILE* status = std::fopen((entry.path() / "stat").c_str(), "r");
+    if (!status) continue;
+    char state = '?';
+    const int got = std::fscanf(status, "%*d %*s %c", &state);
+    std::fclose(status);
+    if (got == 1 && state != 'Z') return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("process namespace: no process outside it can be signalled, and nothing outlives the program") {
+  const ConfinementSupport& support = confinement_support();
+  if (!support.pid_ns) {
+    MESSAGE("no process namespace here: " << support.refused);
+    return;
+  }
+  for (const bool keep_uid : {false, true}) {
+    CAPTURE(keep_uid);
+    Victim victim;
+    REQUIRE(victim.pid > 0);
+    SandboxLimits limits;
+    limits.confine = true;
+    limits.keep_uid = keep_uid;
+    const std::string daemon = "31.4159" + std::to_string(keep_uid);
+    const std::string script =
+        "for p in " + std::to_string(victim.pid) + " " + std::to_string(getpid()) +
+        "; do kill -TERM $p 2>/dev/null && echo SIGNALLED $p; done; "
+        "kill -TERM -1 2>/dev/null; "  // everything it may signal: in its namespace, nothing but itself
+        "echo pid $$; ls /proc | grep -c '^[0-9]'; (sleep " + daemon + " &); echo end";
+    const SandboxResult r = run_sandboxed({"sh", "-c", script}, limits, "/");
+    INFO(r.error << r.err << r.out);
+    CHECK(r.confinement.find("process namespace") != std::string::npos);
+    CHECK(r.out.find("SIGNALLED") == std::string::npos);
+    CHECK(victim.alive());
+    CHECK(r.out.find("pid 2\n") != std::string::npos);  // its init is 1, outside kmcts's pids
+    if (support.own_proc) {
+      // Its own /proc lists its namespace only: init, the shell and what it runs.
+      const size_t at = r.out.find("pid 2\n") + 6;
+      CHECK(std::stoi(r.out.substr(at)) <= 6);
+    }
+    CHECK_FALSE(running_with("sleep " + daemon));
+  }
+}
+
+TEST_CASE("process namespace: the caller sees the program's own exit code and signal") {
+  SandboxLimits limits;
+  limits.confine = true;
+  SandboxResult r = run_sandboxed({"sh", "-c", "exit 7"}, limits, "/");
+  CHECK(r.started);
+  CHECK(r.exit_code == 7);
+  CHECK(r.signal == 0);
+  r = run_sandboxed({"sh", "-c", "echo before; kill -SEGV $$"}, limits, "/");
+  CHECK(r.signal == SIGSEGV);
+  CHECK(r.out == "before\n");
+  r = run_sandboxed({"sh", "-c", "kill -ABRT $$"}, limits, "/");
+  CHECK(r.signal == SIGABRT);
+  // A timeout still kills it all: the keeper, its init and the program.
+  limits.timeout_s = 0.5;
+  r = run_sandboxed({"sh", "-c", "sleep 27.1828 & sleep 27.1828"}, limits, "/");
+  CHECK(r.timed_out);
+  CHECK(r.wall_seconds < 5);
+  CHECK_FALSE(running_with("sleep 27.1828"));
+}
+
+TEST_CASE("process namespace: a fork bomb stops at evaluator.max_processes") {
+  const ConfinementSupport& support = confinement_support();
+  if (!support.root && !support.user_ns) {  // root's own uid is exempt from RLIMIT_NPROC
+    MESSAGE("neither a uid of its own nor a user namespace here: " << support.refused);
+    return;
+  }
+  SandboxLimits limits;
+  limits.confine = true;
+  limits.max_processes = 24;
+  // Processes of the uid it runs as count: its own uid as root, a user namespace's otherwise.
+  // dash stops at the first fork it is refused; each started sleep says its number first.
+  const SandboxResult r =
+      run_sandboxed({"sh", "-c", "for i in $(seq 100); do echo $i; sleep 5 & done; echo ALL-STARTED"}, limits, "/");
+  INFO(r.error << r.err << r.out << " exit " << r.exit_code << " signal " << r.signal);
+  CHECK(r.confinement.find("rlimits") != std::string::npos);
+  CHECK(r.out.find("ALL-STARTED") == std::string::npos);
+  const size_t last = r.out.find_last_of('\n', r.out.size() - 2);
+  CHECK(std::stoi(r.out.substr(last == std::string::npos ? 0 : last + 1)) <= 24);
+  CHECK(r.wall_seconds < 4);  // the sleeps it started did not hold it up: killed with the namespace
+}
