@@ -49,13 +49,14 @@ KMCTS_OPTION("search.wave_size", Int, 4, 1, 1024,
 KMCTS_OPTION("search.strategy", String, "mcts", std::nullopt, std::nullopt, "Search strategy: mcts, or a baseline for ablations: random, linear, beam, egreedy_tree.")
 KMCTS_OPTION("search.reward", String, "log_speedup", std::nullopt, std::nullopt, "Reward: log_speedup (clipped log of the speedup) or rank (percentile among earlier variants, in [-1, 1]); failures get search.failure_penalty.")
 KMCTS_OPTION("agents.backend", String, "rule", std::nullopt, std::nullopt,
-             "Agents of every role left empty below: rule (offline moves in the tunable space), llm (an LLM endpoint, "
-             "see agents.llm.*) or submissions (candidate files from agents.submissions.dir).")
+             "Agents of every role left empty below: rule (offline moves in the tunable space), sim (the agent simulator: "
+             "LLM-like refinements, rewrites, regressions and failures in the tunable space, see agents.sim.*), llm (an "
+             "LLM endpoint, see agents.llm.*) or submissions (candidate files from agents.submissions.dir).")
 KMCTS_OPTION("agents.planner", String, "", std::nullopt, std::nullopt,
-             "Planner by name: rule, llm, submissions, or sweep (every point of the tunable space once, in order: an "
+             "Planner by name: rule, sim, llm, submissions, or sweep (every point of the tunable space once, in order: an "
              "exhaustive sweep); empty = agents.backend.")
-KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by name: rule, llm or submissions; empty = agents.backend.")
-KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule, llm or submissions; empty = agents.backend.")
+KMCTS_OPTION("agents.coder", String, "", std::nullopt, std::nullopt, "Coder by name: rule, sim, llm or submissions; empty = agents.backend.")
+KMCTS_OPTION("agents.debugger", String, "", std::nullopt, std::nullopt, "Debugger by name: rule, sim, llm or submissions; empty = agents.backend.")
 KMCTS_OPTION("agents.plans_per_call", Int, 4, 1, 64,
              "Plans one Planner call proposes; unused ones are queued on the node for later expansions.")
 
@@ -93,8 +94,8 @@ std::string agent_name(const Config& c, const char* key) {
 
 void SearchParts::check_names(const Config& c) {
   const std::string backend = c.get_string("agents.backend");
-  if (backend != "rule" && backend != "llm" && backend != "submissions")
-    throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, llm, submissions)");
+  if (backend != "rule" && backend != "sim" && backend != "llm" && backend != "submissions")
+    throw InputError("agents.backend: unknown backend '" + backend + "' (known: rule, sim, llm, submissions)");
   PlannerRegistry::instance().check("planner", agent_name(c, "agents.planner"));
   CoderRegistry::instance().check("coder", agent_name(c, "agents.coder"));
   DebuggerRegistry::instance().check("debugger", agent_name(c, "agents.debugger"));

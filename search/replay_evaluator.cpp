@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/simulated_defect.hpp"
 #include "core/text.hpp"
 #include "hardware/evaluator.hpp"
 #include "search/canonical.hpp"
@@ -64,6 +65,8 @@ class ReplayEvaluator final : public Evaluator {
 
   EvalResult measure(const BuildResult& build) override {
     if (auto it = recorded_.find(build.source_hash); it != recorded_.end()) return it->second;
+    // A defect the agent simulator wrote (agents.backend=sim) fails as it says, recorded or not.
+    if (auto simulated = sim::simulated_result(build.artifact)) return *simulated;
     if (fallback_) return fallback_->evaluate(build.artifact);
     EvalResult miss;
     miss.verdict = Verdict::infra_error;

@@ -84,3 +84,27 @@ CodeResult render_point(const Problem& problem, const SpacePoint& point, const s
 }
 
 }  // namespace kmcts::rule
+
+namespace kmcts::rule {
+
+CodeResult code_for_plan(const Problem& problem, const NodeView& parent, const Plan& plan, const std::string& role) {
+  CodeResult r;
+  const TunableSpace* space = space_of(&problem, role, r.error);
+  if (!space) return r;
+  std::optional<SpacePoint> point = params_of(parent, role, r.error);
+  if (!point) return r;
+  if (!plan.data.is_object() || !plan.data.contains("set") || !plan.data.at("set").is_object()) {
+    r.error = fmt::format("{}: plan '{}' has no \"set\" object (not a rule planner move)", role, plan.text);
+    return r;
+  }
+  for (const auto& [name, value] : plan.data.at("set").items()) {
+    if (!space->find(name)) {
+      r.error = fmt::format("{}: plan '{}' sets '{}', which is not a parameter of the space", role, plan.text, name);
+      return r;
+    }
+    (*point)[name] = value;
+  }
+  return render_point(problem, *point, role);
+}
+
+}  // namespace kmcts::rule

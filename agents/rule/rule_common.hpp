@@ -39,6 +39,10 @@ class SpacePlanner : public Planner {
   virtual PlanResult plans_for(const PlanContext& context) = 0;
 };
 
+/// The parent's point with the plan's {"set": {...}} applied, rendered (what the rule coder
+/// writes). A plan without "set", or a parameter the space does not have, is a CodeResult error.
+CodeResult code_for_plan(const Problem& problem, const NodeView& parent, const Plan& plan, const std::string& role);
+
 /// Renders `point` with the problem's template; meta gets {"params": point} plus `extra`.
 /// An invalid point or a render failure is a CodeResult error.
 CodeResult render_point(const Problem& problem, const SpacePoint& point, const std::string& role,

@@ -27,7 +27,13 @@ std::vector<StrategySpec> kStrategies = {
 
 // Smooth: separable bowls only, so coordinate ascent suffices. Rugged: strong pairwise
 // interactions and per-point noise, with local optima a step-wise search can stall in.
-const std::vector<Landscape> kLandscapes = {{"smooth", 0.0, 0.0}, {"rugged", 0.3, 0.15}};
+// Agent-simulated: a landscape of the synthetic evaluator's default shape (interaction 0.1, ruggedness
+// 0.05) searched by the agent simulator (agents/sim/: LLM-like
+// refinements, rewrites and regressions, 30% of attempts not compiling and 10% wrong, 60% of
+// repairs succeeding) instead of the rule agents.
+const std::vector<std::string> kSimulatedAgents = {"agents.backend=sim"};
+const std::vector<Landscape> kLandscapes = {
+    {"smooth", 0.0, 0.0, {}}, {"rugged", 0.3, 0.15, {}}, {"agent-sim", 0.1, 0.05, kSimulatedAgents}};
 
 // One table: a landscape, the best speedup per seed, and how to evaluate on it.
 struct Case {
@@ -103,11 +109,14 @@ void run_case(const Case& c, int seeds, nlohmann::json& result, std::string& md,
   const bool settled = w.stats.high < r.stats.low;
   summary += fmt::format(
       "- {}: {} wins with median {} evaluations (95% [{}, {}], {}/{} seeds reached); runner-up {} median {} "
-      "(95% [{}, {}], {}/{} reached): {:.2f}x fewer evaluations at the median; paired over seeds the winner "
+      "(95% [{}, {}], {}/{} reached): {}; paired over seeds the winner "
       "was faster on {}, tied on {}, slower on {}. {}\n",
       c.key, cells[0].first, show(w.stats.median, budget), show(w.stats.low, budget), show(w.stats.high, budget),
       seeds - w.censored, seeds, cells[1].first, show(r.stats.median, budget), show(r.stats.low, budget),
-      show(r.stats.high, budget), seeds - r.censored, seeds, r.stats.median / w.stats.median, wins, ties,
+      show(r.stats.high, budget), seeds - r.censored, seeds,
+      std::isinf(w.stats.median) ? std::string("neither median is within the budget")
+                                 : fmt::format("{:.2f}x fewer evaluations at the median", r.stats.median / w.stats.median),
+      wins, ties,
       seeds - wins - ties,
       settled ? "The intervals do not overlap." : fmt::format("The intervals overlap: not settled at {} seeds.", seeds));
   for (const auto& [name, cell] : cells)  // MCTS is the engine's main strategy: say where it stands
@@ -129,7 +138,7 @@ int main(int argc, char** argv) {
   std::string out = "bench/results/search-quality.json", markdown, scratch_parent = fs::temp_directory_path().string();
   std::vector<std::string> recorded_runs;
   fs::path recorded_problem = fs::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul";
-  bool skip_synthetic = false;
+  bool skip_synthetic = false, recorded_sim = false;
   app.add_option("--seeds", seeds, "Seeds per strategy and landscape (each seed: its own landscape and search)");
   app.add_option("--budget", settings.budget, "Evaluation budget of each search (the censoring point)");
   app.add_option("--tolerance", settings.tolerance, "Relative distance to the best speedup that counts as reached");
@@ -139,6 +148,9 @@ int main(int argc, char** argv) {
                  "landscape answered by the replay evaluator")->delimiter(',');
   app.add_option("--recorded-problem", recorded_problem, "Problem folder the --recorded runs swept");
   app.add_flag("--skip-synthetic", skip_synthetic, "Only the recorded landscape");
+  app.add_flag("--recorded-sim", recorded_sim,
+               "Also search the recorded landscape with the agent simulator (agents.backend=sim) instead of the rule "
+               "agents");
   std::vector<std::string> strategy_specs;
   app.add_option("--strategy", strategy_specs,
                  "Replace the strategy list: LABEL:key=value;key=value (repeatable), e.g. "
@@ -170,7 +182,7 @@ int main(int argc, char** argv) {
     std::string md = fmt::format(
         "# Search quality ({})\n\n{}"
         "Figure: evaluations (seed kernel included) until a variant within {:g}% of the landscape's best "
-        "non-failing speedup was measured; rule agents, search.workers=1, budget {} evaluations, {} seeds; a seed "
+        "non-failing speedup was measured; rule agents unless the landscape says the agent simulator, search.workers=1, budget {} evaluations, {} seeds; a seed "
         "that never got there is censored at the budget (shown as >{}). Median with a distribution-free 95% "
         "interval from order statistics (exact under censoring; its exact coverage is in the JSON: 0.959 at 20 "
         "seeds, ranks 6 and 15).\n\n",
@@ -183,9 +195,10 @@ int main(int argc, char** argv) {
                fmt::format("Synthetic, {} (interaction {:g}, ruggedness {:g})", land.name, land.interaction, land.ruggedness),
                settings, {}, synthetic_setup(settings, land), {}};
         for (int s = 0; s < seeds; ++s) c.best.push_back(true_best_speedup(settings, land, static_cast<uint64_t>(s)));
+        if (!land.agents.empty()) c.heading += ", searched by the agent simulator";
         c.facts = {{"space", settings.problem.filename().string()}, {"interaction", land.interaction},
                    {"ruggedness", land.ruggedness}, {"failure_rate", settings.failure_rate}, {"noise", 0},
-                   {"note", "seed s: landscape seed s and search seed s"}};
+                   {"agents", land.agents}, {"note", "seed s: landscape seed s and search seed s"}};
         cases.push_back(std::move(c));
       }
     if (!recorded_runs.empty()) {
@@ -202,7 +215,17 @@ int main(int argc, char** argv) {
       c.facts = {{"runs", recorded_runs}, {"variants", rec.variants}, {"valid_points", rec.valid_points},
                  {"failed", rec.failed}, {"best_speedup", rec.best_speedup}, {"device", rec.device},
                  {"note", "one landscape; seed s is the search seed"}};
-      cases.push_back(std::move(c));
+      if (recorded_sim) {
+        Case simulated = c;
+        simulated.key += " agent-sim";
+        simulated.heading += ", searched by the agent simulator";
+        simulated.evaluator = recorded_setup(rec, kSimulatedAgents);
+        simulated.facts["agents"] = kSimulatedAgents;
+        cases.push_back(std::move(c));
+        cases.push_back(std::move(simulated));
+      } else {
+        cases.push_back(std::move(c));
+      }
     }
     std::string summary;
     for (Case& c : cases) {

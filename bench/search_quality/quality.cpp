@@ -43,6 +43,7 @@ EvaluatorSetup synthetic_setup(const QualitySettings& settings, const Landscape&
     // One landscape per seed: a strategy's figure then averages over landscapes of one shape,
     // not over search seeds on a single landscape that might happen to suit it.
     c.set_value("evaluator.synthetic.seed", static_cast<int64_t>(seed), "bench");
+    for (const auto& setting : landscape.agents) c.set(setting);
   };
 }
 
@@ -70,15 +71,16 @@ Recorded read_recorded(const fs::path& problem_dir, const std::vector<fs::path>&
   return r;
 }
 
-EvaluatorSetup recorded_setup(const Recorded& recorded) {
+EvaluatorSetup recorded_setup(const Recorded& recorded, const std::vector<std::string>& agents) {
   std::string list;
   for (const auto& dir : recorded.runs) {
     if (!list.empty()) list += ',';  // (not "," + string: GCC 12 -O3 warns falsely, -Wrestrict)
     list += fs::absolute(dir).string();
   }
-  return [list](Config& c, uint64_t) {
+  return [list, agents](Config& c, uint64_t) {
     c.set("evaluator.name=replay");
     c.set_value("evaluator.replay.runs", list, "bench");
+    for (const auto& setting : agents) c.set(setting);
   };
 }
 

@@ -16,6 +16,7 @@ namespace kmcts::bench {
 struct Landscape {
   std::string name;
   double interaction = 0, ruggedness = 0;
+  std::vector<std::string> agents;  // "key=value" settings of the agents ({} = the rule agents)
 };
 
 struct StrategySpec {
@@ -51,7 +52,8 @@ struct Recorded {
 /// Reads the recorded runs; InputError if one is missing or of another problem.
 Recorded read_recorded(const fs::path& problem, const std::vector<fs::path>& runs);
 /// The replay evaluator over the recorded runs (a miss is an error result, never a real run).
-EvaluatorSetup recorded_setup(const Recorded& recorded);
+/// With `agents` ("key=value" settings), the search's agents are those (the agent simulator).
+EvaluatorSetup recorded_setup(const Recorded& recorded, const std::vector<std::string>& agents = {});
 
 /// Runs one search; returns the 1-based number of evaluations (the seed's included) after
 /// which a variant within the tolerance of `best` had been measured, or 0 if none was.

@@ -35,6 +35,7 @@
 #include "core/error.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
+#include "core/simulated_defect.hpp"
 #include "hardware/evaluator.hpp"
 #include "hardware/synthetic/landscape.hpp"
 
@@ -78,7 +79,9 @@ bool space_mode(const Problem& problem, const std::string& mode) {
   return has_space && mode != "hash";
 }
 
-// The artifact names what measure() scores: "point:i,j,k" or "hash".
+// The artifact names what measure() scores: "point:i,j,k" or "hash", after kWrongPrefix for a
+// source the agent simulator made compute a wrong answer.
+constexpr const char* kWrongPrefix = "simulated-wrong|";
 std::string point_artifact(const PointIndex& x) {
   return fmt::format("point:{}", fmt::join(x, ","));
 }
@@ -113,16 +116,22 @@ class SyntheticEvaluator final : public Evaluator {
     sleep_ms(compile_latency_ms_);
     BuildResult b;
     b.source_hash = sha256_hex(source);
-    const std::optional<PointIndex> point = matcher_ ? matcher_->match(source) : std::nullopt;
+    // A defect the agent simulator wrote (agents.backend=sim) is judged as it says; the point is
+    // the source without its line.
+    const std::optional<EvalResult> simulated = sim::simulated_result(source);
+    const std::optional<PointIndex> point = matcher_ ? matcher_->match(sim::without_defect(source)) : std::nullopt;
     b.artifact = point ? point_artifact(*point) : "hash";
     b.ok = failure_draw(b.source_hash, point) >= failure_rate_ / 4 && source.find("#error") == std::string::npos;
-    if (!b.ok) b.log = "synthetic.cpp:1:1: error: synthetic compile failure";
+    if (!b.ok) b.log = simulated ? simulated->log : "synthetic.cpp:1:1: error: synthetic compile failure";
+    if (b.ok && simulated) b.artifact = kWrongPrefix + simulated->log + "\n";  // measure() answers from the line
     return b;
   }
 
   EvalResult measure(const BuildResult& build) override {
     sleep_ms(latency_ms_);
     EvalResult r;
+    if (build.artifact.rfind(kWrongPrefix, 0) == 0)
+      return *sim::simulated_result(build.artifact.substr(std::string(kWrongPrefix).size()));
     const std::string& h = build.source_hash;
     const std::optional<PointIndex> point = point_of(build.artifact);
     const double u = failure_draw(h, point);

@@ -143,7 +143,7 @@ TEST_CASE("search: unknown implementation names are input errors listing the kno
   CHECK_FALSE(fs::exists(r.run_dir));  // nothing was written
   r.config.set("evaluator.name=synthetic");
   r.config.set("agents.backend=gpt");
-  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("agents.backend: unknown backend 'gpt' (known: rule, llm, submissions)"), InputError);
+  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("agents.backend: unknown backend 'gpt' (known: rule, sim, llm, submissions)"), InputError);
   CHECK_FALSE(fs::exists(r.run_dir));
 }
 
