@@ -16,6 +16,10 @@ KMCTS_OPTION("search.expansion", String, "first_open", std::nullopt, std::nullop
 KMCTS_OPTION("search.anneal_selections", Int, 0, 0, 100000000,
              "Anneal exploration over this many selections: the exploration term weighs 1 - s/N at the s-th "
              "selection (never under 0.05), by dividing the values a descent compares by that weight; 0 = constant.")
+KMCTS_OPTION("search.chain_length", Int, 0, 0, 1000,
+             "Greedy refinement chains: when a child improves on the node it was expanded from, the next selection "
+             "expands that child directly, without a descent, up to this many steps in a row (the chain's results are "
+             "backed up along its path like any other); 0 = off.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -33,6 +37,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
     throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare)");
   p.compare_expansion = expansion == "compare";
   p.anneal_selections = static_cast<int>(c.get_int("search.anneal_selections"));
+  p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
   return p;
 }
 
@@ -136,8 +141,24 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
   return chosen < candidates.size() ? candidates[chosen].first : -1;
 }
 
+std::optional<Selection> MctsStrategy::next_chain_step(VariantGraph& graph) {
+  while (!chain_heads_.empty()) {
+    auto [path, step] = std::move(chain_heads_.front());
+    chain_heads_.pop_front();
+    const int node = path.back();
+    if (graph.node(node).status != NodeStatus::ok || !has_capacity(graph, node)) continue;
+    chain_step_of_[node] = step;
+    ++selections_;
+    Selection selection = ledger_.start_expand(std::move(path));
+    refresh(graph, selection.node);
+    return selection;
+  }
+  return std::nullopt;
+}
+
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   if (auto repair = ledger_.start_debug(graph)) return repair;
+  if (auto step = next_chain_step(graph)) return step;
   ++epoch_;
   if (graph.size() == 0 || !selectable(graph, 0)) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
@@ -241,6 +262,12 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   ledger_.evaluated(graph, s, node, reward);  // sets the reward
   const auto& path = ledger_.path_to(s, node);
+  if (parts_.chain_length > 0 && s.kind == Selection::Kind::expand && s.node >= 0 && s.node != node &&
+      reward > graph.node(s.node).reward) {
+    const auto at = chain_step_of_.find(s.node);  // the chain this expansion was a step of
+    const int step = (at == chain_step_of_.end() ? 0 : at->second) + 1;
+    if (step <= parts_.chain_length) chain_heads_.emplace_back(path, step);
+  }
   back_up(graph, path, reward);
   refresh_path(graph, path);
 }

@@ -7,10 +7,12 @@
 // children's values (N(node) = 1 + sum of its edges' visits) instead of accumulated, so a
 // child reached from several parents is never double-counted. Failed variants are leaves
 // queued for the Debugger (JobLedger).
+#include <deque>
 #include <map>
-#include <vector>
 #include <memory>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "search/backup.hpp"
 #include "search/pending.hpp"
@@ -32,6 +34,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<ValueScale> value_scale;
     bool compare_expansion = false;  // search.expansion=compare
     int anneal_selections = 0;       // search.anneal_selections (0 = constant exploration)
+    int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
@@ -76,9 +79,17 @@ class MctsStrategy final : public LedgerStrategy {
   int choose_child(const VariantGraph& graph, int node, const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,
                    bool with_virtual = false) const;
 
+  /// The next chain step, if one is waiting and still possible: its selection, else nullopt.
+  std::optional<Selection> next_chain_step(VariantGraph& graph);
+
   CommonStrategySettings settings_;
   Parts parts_;
   uint64_t selections_ = 0;  // keys the draws of each selection
+  // Greedy refinement chains (search.chain_length): children that improved on the node they
+  // were expanded from, waiting to be expanded next, with their path and the chain's length so
+  // far; and, per node a chain step expanded, that length.
+  std::deque<std::pair<std::vector<int>, int>> chain_heads_;
+  std::unordered_map<int, int> chain_step_of_;
   // selectable()'s memo, valid for the entries stamped with the current next() call's epoch.
   struct Memo {
     uint32_t epoch = 0;

@@ -51,8 +51,9 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
 // Drives a search of 40 waves of up to 3 jobs; returns every selection's node and path.
 // Every 7th agent call fails (every 14th: the node is exhausted).
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
-                                    bool keep_selectability = true, int sources = 30) {
+                                    bool keep_selectability = true, int sources = 30, int chain_length = 0) {
   Config c;
+  c.set_value("search.chain_length", chain_length, "test");
   c.set(std::string("search.policy=") + policy);
   c.set(std::string("search.pending=") + pending);
   c.set(std::string("search.backup=") + backup);
@@ -140,13 +141,15 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
   for (const char* policy : {"uct", "puct", "thompson", "egreedy"})
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
-        for (const char* widening : {"fixed", "progressive"}) {
-          CAPTURE(policy);
-          CAPTURE(pending);
-          CAPTURE(backup);
-          CAPTURE(widening);
-          drive(policy, pending, backup, widening);
-        }
+        for (const char* widening : {"fixed", "progressive"})
+          for (int chain_length : {0, 3}) {
+            CAPTURE(policy);
+            CAPTURE(pending);
+            CAPTURE(backup);
+            CAPTURE(widening);
+            CAPTURE(chain_length);
+            drive(policy, pending, backup, widening, true, 30, chain_length);
+          }
 }
 
 TEST_CASE("mcts: the kept selectability flags select exactly what a search per descent selects") {
@@ -252,4 +255,32 @@ TEST_CASE("mcts: a sample backed up across a cycle leaves what mean backup then 
     }
     CHECK(g.node(a).value_sum != node("a", 0.5).value_sum);  // the sample reached it
   }
+}
+
+TEST_CASE("mcts: a child that improves on its node is expanded next, up to search.chain_length steps") {
+  // UCT c = 0.2, max backup, room for 3 children everywhere. Without chains the descent goes
+  // back to the root while it has room; with chain_length 2 an improving child is expanded
+  // next, twice in a row at most, and a child that does not improve ends the chain.
+  Config c;
+  c.set("search.branching=3");
+  c.set("search.exploration=0.2");
+  HandDriven plain(c);
+  auto [p0, a0] = plain.expand("a", 1.0);
+  CHECK(p0 == 0);
+  CHECK(plain.expand("b", 2.0).first == 0);  // first_open: the root still has room
+  c.set("search.chain_length=2");
+  HandDriven h(c);
+  auto [r, a] = h.expand("a", 1.0);  // improves on the root (0): a chain starts at a
+  CHECK(r == 0);
+  auto [pa, b] = h.expand("b", 2.0);  // chain step 1 expanded a; b improves on a
+  CHECK(pa == a);
+  auto [pb, c1] = h.expand("c", 3.0);  // chain step 2 expanded b; c improves, but the chain is at its length
+  CHECK(pb == b);
+  CHECK(h.expand("d", -1.0).first == 0);  // a descent again: the root has room
+  auto [pd, e] = h.expand("e", 0.5);  // no improvement from d's expansion: still descending
+  CHECK(pd == 0);
+  CHECK(h.g.node(0).visits == 6);  // every result backed up along its path, chain steps included
+  (void)a0;
+  (void)c1;
+  (void)e;
 }
