@@ -1,6 +1,7 @@
 #include "hardware/confine.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <grp.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -154,6 +155,23 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
         mount_setattr(AT_FDCWD, "/proc", 0, &writable, sizeof writable) != 0)
       return errno;
   }
+  // What a process of uid 0 without capabilities (the KernelBench harness under a root kmcts)
+  // could still write in /proc: kernel settings (core_pattern would run a command as root) and
+  // triggers. Read-only, as container runtimes leave them.
+  *step = "read-only /proc/sys";
+  for (const char* path : {"/proc/sys", "/proc/sysrq-trigger", "/proc/bus", "/proc/fs", "/proc/irq"}) {
+    struct stat st;
+    if (stat(path, &st) != 0) continue;
+    const int tree = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+    if (tree < 0) return errno;
+    mount_attr attr{};
+    attr.attr_set = MOUNT_ATTR_RDONLY;
+    const bool ok = mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) == 0 &&
+                    move_mount(tree, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) == 0;
+    const int err = errno;
+    close(tree);
+    if (!ok) return err;
+  }
   constexpr size_t kMaxBinds = 16;
   int trees[kMaxBinds];
   bool files[kMaxBinds];
@@ -225,6 +243,7 @@ void close_all_but(int keep) {
     sigemptyset(&only);
     sigaddset(&only, sig);
     sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // no core_pattern helper runs for the re-raised signal
     kill(getpid(), sig);
     _exit(128 + sig);
   }
@@ -240,7 +259,7 @@ int enter_process_namespace() {
   if (unshare(CLONE_NEWPID) != 0) return errno;
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return errno;
-  const pid_t init = fork();
+  const pid_t init = _Fork();  // not fork(): no atfork handlers in a child of a threaded process
   if (init < 0) {
     const int err = errno;
     close(fds[0]), close(fds[1]);
@@ -258,7 +277,12 @@ int enter_process_namespace() {
     end_as(status);
   }
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // the keeper killed: the namespace goes with its init
-  const pid_t program = fork();
+  // A keeper that died before that has closed the pipe's last read end: a write end then polls
+  // POLLERR, and init ends at once instead of running unwatched.
+  close(fds[0]);
+  pollfd keeper{fds[1], 0, 0};
+  if (poll(&keeper, 1, 0) > 0 && (keeper.revents & POLLERR)) _exit(127);
+  const pid_t program = _Fork();
   if (program < 0) _exit(127);
   if (program > 0) {  // init: reaps everything, until the program ends; no signal from inside reaches it
     prctl(PR_SET_NAME, "kmcts-ns-init", 0, 0, 0);
@@ -274,7 +298,11 @@ int enter_process_namespace() {
       if (ended < 0 && errno != EINTR) _exit(127);
     }
   }
-  close(fds[0]), close(fds[1]);
+  close(fds[1]);
+  // Its own session: no process group or terminal shared with kmcts (kill(0, ...) reaches no one
+  // outside; no /dev/tty to inject input into). The keeper and init stay in kmcts's group, so a
+  // group kill still ends the namespace.
+  if (setsid() < 0) return errno;
   return 0;
 }
 

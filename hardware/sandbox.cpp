@@ -18,6 +18,8 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 #include "hardware/child_env.hpp"
 #include "hardware/confine.hpp"
@@ -35,31 +37,42 @@ constexpr double kDrainSeconds = 1.0;
 /// add to noticing a child's exit.
 constexpr int kFallbackTickMs = 10;
 constexpr int kRssTickMs = 50;
+constexpr double kExitWaitSeconds = 5.0;  // wait_exited()'s limit
 
-/// Resident bytes of process `pid` (/proc/PID/statm) and of the processes below it (each
-/// thread's children, /proc/PID/task/TID/children): a confined program runs two levels below
-/// the child forked (keeper, its process namespace's init), and may fork more. 0 when unreadable.
-int64_t resident_bytes(pid_t pid, int depth = 0) {
+/// Resident bytes of the processes below `pid` (each thread's children,
+/// /proc/PID/task/TID/children), walked breadth first with no limit on depth (a chain of forks
+/// cannot hide memory below it), at most kMaxWalked processes; the first `first_counted` levels
+/// (`pid` itself is level 0) are walked but not counted: a confined program runs two levels below
+/// the child forked (the keeper and its process namespace's init, forks of kmcts that never
+/// exec and would count kmcts's own pages). 0 when unreadable.
+int64_t resident_bytes(pid_t pid, int first_counted) {
+  constexpr size_t kMaxWalked = 65536;
+  std::vector<std::pair<pid_t, int>> queue = {{pid, 0}};
+  int64_t total = 0;
   char path[96];
-  std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(pid));
-  FILE* f = std::fopen(path, "r");
-  if (!f) return 0;
-  long long size = 0, resident = 0;
-  const int got = std::fscanf(f, "%lld %lld", &size, &resident);
-  std::fclose(f);
-  int64_t total = got == 2 ? resident * sysconf(_SC_PAGESIZE) : 0;
-  if (depth >= 8) return total;
-  std::error_code ec;
-  std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(pid));
-  for (const auto& task : std::filesystem::directory_iterator(path, ec)) {
-    FILE* children = std::fopen((task.path() / "children").c_str(), "r");
-    if (!children) continue;
-    int child = 0;
-    while (std::fscanf(children, "%d", &child) == 1) total += resident_bytes(child, depth + 1);
-    std::fclose(children);
+  for (size_t next = 0; next < queue.size() && next < kMaxWalked; ++next) {
+    const auto [process, level] = queue[next];
+    if (level >= first_counted) {
+      std::snprintf(path, sizeof path, "/proc/%d/statm", static_cast<int>(process));
+      if (FILE* f = std::fopen(path, "r")) {
+        long long size = 0, resident = 0;
+        if (std::fscanf(f, "%lld %lld", &size, &resident) == 2) total += resident * sysconf(_SC_PAGESIZE);
+        std::fclose(f);
+      }
+    }
+    std::error_code ec;
+    std::snprintf(path, sizeof path, "/proc/%d/task", static_cast<int>(process));
+    for (const auto& task : std::filesystem::directory_iterator(path, ec)) {
+      FILE* children = std::fopen((task.path() / "children").c_str(), "r");
+      if (!children) continue;
+      int child = 0;
+      while (std::fscanf(children, "%d", &child) == 1) queue.emplace_back(child, level + 1);
+      std::fclose(children);
+    }
   }
   return total;
 }
+
 
 // Everything the child needs, prepared before fork: after fork in a multi-threaded
 // parent only async-signal-safe calls are allowed (no malloc, no locks).
@@ -172,6 +185,33 @@ int ms_until(Clock::time_point deadline) {
 }
 
 }  // namespace
+
+pid_t first_child(pid_t pid) {
+  char path[96];
+  std::snprintf(path, sizeof path, "/proc/%d/task/%d/children", static_cast<int>(pid), static_cast<int>(pid));
+  FILE* f = std::fopen(path, "r");
+  if (!f) return 0;
+  int child = 0;
+  const bool got = std::fscanf(f, "%d", &child) == 1;
+  std::fclose(f);
+  return got ? static_cast<pid_t>(child) : 0;
+}
+
+void wait_exited(pid_t pid) {
+  if (pid <= 0) return;
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kExitWaitSeconds));
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
+  while (Clock::now() < until) {
+    FILE* f = std::fopen(path, "r");
+    if (!f) return;  // gone (reaped)
+    char state = '?';
+    const int got = std::fscanf(f, "%*d (%*[^)]) %c", &state);
+    std::fclose(f);
+    if (got != 1 || state == 'Z' || state == 'X') return;  // exited: a zombie holds no memory or device
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
 
 std::string find_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
@@ -313,6 +353,8 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   int wait_status = 0;
 
   auto finish_child = [&](bool timed_out, bool over_memory = false) {
+    // A confined child's process namespace: its init, which ends only after every process in it.
+    const pid_t init = confinement.pid_ns ? first_child(pid) : 0;
     // The child is still a zombie (not reaped), so its pid cannot have been reused.
     kill(-pid, SIGKILL);  // stragglers in its group (or everything, on a timeout)
     if (timed_out || over_memory) kill(pid, SIGKILL);
@@ -320,6 +362,7 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     result.memory_exceeded = over_memory;
     while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
+    wait_exited(init);  // killed with the group above: the namespace is gone once it has exited
     child_done = true;
     result.wall_seconds = seconds_between(start, Clock::now());
     drain_deadline = Clock::now() + std::chrono::milliseconds(static_cast<int>(kDrainSeconds * 1000));
@@ -340,7 +383,7 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     if (!child_done && pidfd < 0) wait_ms = std::min(wait_ms, kFallbackTickMs);
     if (!child_done && limits.max_rss_mb > 0) {
       wait_ms = std::min(wait_ms, kRssTickMs);
-      if (resident_bytes(pid) > (limits.max_rss_mb << 20)) {
+      if (resident_bytes(pid, confinement.pid_ns ? 2 : 0) > (limits.max_rss_mb << 20)) {
         finish_child(false, true);
         continue;
       }

@@ -2,6 +2,8 @@
 // Runs one child process under limits and collects what it said. Used for the compiler
 // and for the CPU worker: whatever the child does (crash, hang, flood its pipes, fork),
 // the caller gets a SandboxResult back and the child's whole process group is gone.
+#include <sys/types.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -66,6 +68,13 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
 /// hide: in the home, or under the private /tmp, /var/tmp and /dev/shm (a compiler's prefix,
 /// include folders, a virtual environment, a source tree cloned under /tmp).
 void hide_home(SandboxLimits& limits, const std::vector<std::filesystem::path>& needed);
+
+/// The first child of `pid` (/proc/PID/task/PID/children), 0 when none or unreadable.
+pid_t first_child(pid_t pid);
+/// Waits, up to 5 s, until `pid` has exited (a zombie, or gone); nothing for pid <= 0. A
+/// confined child's process namespace ends with its init, just after its keeper is reaped: a
+/// caller that returned before might start the next job on a GPU or uid the old one still holds.
+void wait_exited(pid_t pid);
 
 /// `name` as a path: itself when it has a '/', else the first executable of that name in PATH;
 /// "" when there is none.

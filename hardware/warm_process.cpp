@@ -147,11 +147,13 @@ WarmProcess::~WarmProcess() {
 
 void WarmProcess::kill_group() {
   if (pid_ <= 0 || reaped_) return;
+  const pid_t init = first_child(pid_);  // a confined harness: its process namespace's init
   ::kill(-pid_, SIGKILL);  // the group (the spare candidate process included)
   ::kill(pid_, SIGKILL);
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
+  wait_exited(init);  // the namespace ends just after its keeper
   reaped_ = true;
   usable_ = false;
 }
@@ -163,11 +165,13 @@ bool WarmProcess::exited() const {
 
 void WarmProcess::reap(Reply& reply) {
   if (reaped_) return;
+  const pid_t init = first_child(pid_);
   ::kill(-pid_, SIGKILL);  // what it left behind in its group, before its pid can be reused
   int status = 0;
   pid_t got;
   do got = waitpid(pid_, &status, 0);
   while (got < 0 && errno == EINTR);
+  wait_exited(init);
   reaped_ = true;
   usable_ = false;
   if (got == pid_ && WIFEXITED(status)) reply.exit_code = WEXITSTATUS(status);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "hardware/confine.hpp"
 #include "hardware/sandbox.hpp"
@@ -139,4 +140,41 @@ TEST_CASE("process namespace: a fork bomb stops at evaluator.max_processes") {
   const size_t last = r.out.find_last_of('\n', r.out.size() - 2);
   CHECK(std::stoi(r.out.substr(last == std::string::npos ? 0 : last + 1)) <= 24);
   CHECK(r.wall_seconds < 4);  // the sleeps it started did not hold it up: killed with the namespace
+}
+
+TEST_CASE("process namespace: the program leads a session of its own; kernel settings are read-only") {
+  const ConfinementSupport& support = confinement_support();
+  if (!support.pid_ns || !support.mount_ns) {
+    MESSAGE("no process or mount namespace here: " << support.refused);
+    return;
+  }
+  for (const bool keep_uid : {false, true}) {  // keep_uid under root: uid 0 without capabilities
+    CAPTURE(keep_uid);
+    SandboxLimits limits;
+    limits.confine = true;
+    limits.keep_uid = keep_uid;
+    // Fields of /proc/PID/stat: pid (comm) state ppid pgrp session.
+    const SandboxResult r = run_sandboxed(
+        {"sh", "-c", "read -r line < /proc/$$/stat; set -- $line; echo session $6; "
+                     "for f in /proc/sys/kernel/core_pattern /proc/sys/vm/drop_caches /proc/sysrq-trigger; do "
+                     "[ -w $f ] && echo WRITABLE $f; done; echo end"},
+        limits, "/");
+    INFO(r.error << r.err << r.out);
+    CHECK(r.out.find("session 2\n") != std::string::npos);  // not kmcts's session, nor its terminal
+    CHECK(r.out.find("WRITABLE") == std::string::npos);
+    CHECK(r.out.find("end") != std::string::npos);
+  }
+}
+
+TEST_CASE("process namespace: its keeper and init, forks of the caller, do not count against the memory limit") {
+  // The caller holds 512 MiB; a confined child that holds next to nothing stays under 256 MiB.
+  std::vector<char> held(512u << 20);
+  for (size_t i = 0; i < held.size(); i += 4096) held[i] = static_cast<char>(i);
+  SandboxLimits limits;
+  limits.confine = true;
+  limits.max_rss_mb = 256;
+  const SandboxResult r = run_sandboxed({"sleep", "0.3"}, limits, "/");
+  CHECK(r.exited_cleanly());
+  CHECK_FALSE(r.memory_exceeded);
+  CHECK(held[4096] == static_cast<char>(4096));
 }
