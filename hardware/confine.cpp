@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <mutex>
 #include <tuple>
 
@@ -194,6 +195,28 @@ int make_own_view(const ConfinementPlan& plan, const char** step) {
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     if (mount("kmcts-private", dir, "tmpfs", MS_NOSUID | MS_NODEV, plan.tmpfs_options.c_str()) != 0) return errno;
+  }
+  // /run holds the host's services' sockets (docker, systemd, D-Bus): a child under kmcts's uid
+  // (the KernelBench harness: uid 0 without capabilities under a root kmcts) could connect to
+  // a root-only one, as the file system being read-only does not stop a connect. It sees /run
+  // empty but for the NVIDIA driver's daemons' folders, bound back as they are.
+  *step = "hidden /run";
+  constexpr const char* kRunKept[] = {"/run/nvidia-persistenced", "/run/nvidia-fabricmanager", "/run/nvidia-mps"};
+  int kept[std::size(kRunKept)];
+  for (size_t i = 0; i < std::size(kRunKept); ++i) {
+    struct stat st;
+    kept[i] = stat(kRunKept[i], &st) == 0 ? open_tree(AT_FDCWD, kRunKept[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE) : -1;
+  }
+  for (const char* dir : {"/run", "/var/run"}) {
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) continue;  // /var/run is mostly a link to /run
+    if (mount("kmcts-hidden", dir, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") != 0) return errno;
+  }
+  for (size_t i = 0; i < std::size(kRunKept); ++i) {
+    if (kept[i] < 0) continue;
+    if (int err = make_path(kRunKept[i], false); err != 0) return err;
+    if (move_mount(kept[i], "", AT_FDCWD, kRunKept[i], MOVE_MOUNT_F_EMPTY_PATH) != 0) return errno;
+    close(kept[i]);
   }
   *step = "hidden folders";
   for (const std::string& dir : plan.hidden) {

@@ -2,8 +2,11 @@
 // secrets unless named in evaluator.env_passthrough, through both ways children start.
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -135,4 +138,33 @@ TEST_CASE("confinement: a view of its own, read-only but for its binds, with a p
   CHECK_FALSE(fs::exists("/tmp/kmcts-view-private-" + std::to_string(getpid())));
   CHECK(run.confinement.find("read-only file system, private /tmp") != std::string::npos);
   fs::remove_all(root);
+}
+
+TEST_CASE("confinement: /run is empty in a view: the host's service sockets cannot be reached") {
+  const ConfinementSupport& support = confinement_support();
+  if (!support.mount_ns) {
+    MESSAGE("no mount namespace here: " << support.refused);
+    return;
+  }
+  const std::string path = "/run/kmcts-view-" + std::to_string(getpid()) + ".sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    MESSAGE("cannot make a socket in /run here (not root)");
+    if (fd >= 0) close(fd);
+    return;
+  }
+  for (const bool keep_uid : {false, true}) {  // keep_uid: kmcts's uid, as the KernelBench harness
+    CAPTURE(keep_uid);
+    SandboxLimits limits;
+    limits.confine = true;
+    limits.keep_uid = keep_uid;
+    const SandboxResult r = run_sandboxed({"sh", "-c", "[ -S " + path + " ] && echo VISIBLE; echo end"}, limits, "/");
+    INFO(r.error << r.err);
+    CHECK(r.out == "end\n");
+  }
+  close(fd);
+  unlink(path.c_str());
 }
