@@ -13,7 +13,9 @@
 //     children that run at once share one), so that it can read neither kmcts's /proc files
 //     (environment, memory) nor a sibling's, nor any file only root may; otherwise a user
 //     namespace of its own, and kmcts itself is not dumpable;
-//   - its own view of the file system (a mount namespace): everything read-only, a fresh private
+//   - its own view of the file system (a mount namespace): everything read-only (/proc writable
+//     for the CUDA driver, but /proc/sys and the kernel's triggers not), /run empty but for the
+//     NVIDIA daemons' folders (no host service's socket to connect to), a fresh private
 //     tmpfs on /tmp, /var/tmp and /dev/shm and on any folder its caller hides (the user's home),
 //     and only the binds its caller names (a build's own cache folder, say) writable; device nodes stay usable (a read-only mount does not stop
 //     writes to a device);
