@@ -73,7 +73,6 @@ int64_t resident_bytes(pid_t pid, int first_counted) {
   return total;
 }
 
-
 // Everything the child needs, prepared before fork: after fork in a multi-threaded
 // parent only async-signal-safe calls are allowed (no malloc, no locks).
 struct ChildPlan {

@@ -31,7 +31,6 @@ KMCTS_OPTION("agents.rule.pair_probability", Double, 0.25, 0.0, 1.0,
 namespace kmcts::rule {
 namespace {
 
-using nlohmann::json;
 
 enum Pool { kStep = 0, kPair = 1, kJump = 2 };
 constexpr std::array<double, 3> kPrior = {1.0, 0.5, 0.25};
@@ -147,17 +146,7 @@ class RulePlanner final : public SpacePlanner {
                         const Move& move) {
     TunableSpace::Indices moved = origin;
     move.apply(moved);
-    const SpacePoint point = space.point_at(moved);
-    Plan plan;
-    plan.text = describe_move(space, start, point);
-    plan.prior = kPrior[move.pool];
-    json set = json::object(), from = json::object();
-    for (const auto& name : changed_params(space, start, point)) {
-      set[name] = point.at(name);
-      from[name] = start.at(name);
-    }
-    plan.data = {{"set", set}, {"from", from}, {"move", kPoolName[move.pool]}};
-    return plan;
+    return plan_between(space, start, space.point_at(moved), kPrior[move.pool], kPoolName[move.pool]);
   }
 
   double jump_probability_;

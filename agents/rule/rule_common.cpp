@@ -87,6 +87,20 @@ CodeResult render_point(const Problem& problem, const SpacePoint& point, const s
 
 namespace kmcts::rule {
 
+Plan plan_between(const TunableSpace& space, const SpacePoint& from, const SpacePoint& to, double prior,
+                  const char* move) {
+  Plan plan;
+  plan.text = describe_move(space, from, to);
+  plan.prior = prior;
+  nlohmann::json set = nlohmann::json::object(), old = nlohmann::json::object();
+  for (const auto& name : changed_params(space, from, to)) {
+    set[name] = to.at(name);
+    old[name] = from.at(name);
+  }
+  plan.data = {{"set", set}, {"from", old}, {"move", move}};
+  return plan;
+}
+
 CodeResult code_for_plan(const Problem& problem, const NodeView& parent, const Plan& plan, const std::string& role) {
   CodeResult r;
   const TunableSpace* space = space_of(&problem, role, r.error);

@@ -39,6 +39,11 @@ class SpacePlanner : public Planner {
   virtual PlanResult plans_for(const PlanContext& context) = 0;
 };
 
+/// The plan that moves `from` to `to`: its text ("TILE 16 -> 32"), `prior`, and data
+/// {"set": new values, "from": old values, "move": `move`} of the parameters that differ.
+Plan plan_between(const TunableSpace& space, const SpacePoint& from, const SpacePoint& to, double prior,
+                  const char* move);
+
 /// The parent's point with the plan's {"set": {...}} applied, rendered (what the rule coder
 /// writes). A plan without "set", or a parameter the space does not have, is a CodeResult error.
 CodeResult code_for_plan(const Problem& problem, const NodeView& parent, const Plan& plan, const std::string& role);

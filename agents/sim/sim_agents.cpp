@@ -47,9 +47,6 @@ KMCTS_OPTION("agents.sim.repair", Double, 0.6, 0.0, 1.0,
 namespace kmcts::sim {
 namespace {
 
-using nlohmann::json;
-using rule::changed_params;
-using rule::describe_move;
 using rule::params_of;
 using rule::space_of;
 
@@ -95,7 +92,7 @@ class SimPlanner final : public rule::SpacePlanner {
         TunableSpace::Indices point = propose(*space, *origin, seed, kind, rng);
         if (seen.count(point) || !space->valid_at(point)) continue;
         seen.insert(point);
-        result.plans.push_back(make_plan(*space, *start, space->point_at(point), kind));
+        result.plans.push_back(rule::plan_between(*space, *start, space->point_at(point), kPrior[kind], kKindName[kind]));
         break;
       }
     }
@@ -133,19 +130,6 @@ class SimPlanner final : public rule::SpacePlanner {
       point[p] = static_cast<int>(rng.below(static_cast<uint64_t>(values(p))));
     }
     return point;
-  }
-
-  static Plan make_plan(const TunableSpace& space, const SpacePoint& start, const SpacePoint& point, Kind kind) {
-    Plan plan;
-    plan.text = describe_move(space, start, point);
-    plan.prior = kPrior[kind];
-    json set = json::object(), from = json::object();
-    for (const auto& name : changed_params(space, start, point)) {
-      set[name] = point.at(name);
-      from[name] = start.at(name);
-    }
-    plan.data = {{"set", set}, {"from", from}, {"move", kKindName[kind]}};
-    return plan;
   }
 
   std::array<double, 3> share_{};
