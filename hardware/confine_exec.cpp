@@ -19,7 +19,7 @@ using nlohmann::json;
 std::string confine_argument(const SandboxLimits& limits) {
   json binds = json::array();
   for (const Bind& b : limits.binds) binds.push_back({{"source", b.source}, {"target", b.target}, {"writable", b.writable}});
-  return json{{"keep_uid", limits.keep_uid},     {"build", limits.build},
+  return json{{"keep_uid", limits.keep_uid},     {"shared_uid", limits.shared_uid}, {"build", limits.build},
               {"binds", binds},                  {"hidden", limits.hidden},
               {"tmpfs_options", limits.tmpfs_options}, {"max_file_bytes", limits.max_file_bytes},
               {"max_processes", limits.max_processes ? limits.max_processes : confinement_max_processes()}}
@@ -32,6 +32,7 @@ SandboxLimits limits_from_argument(const std::string& text) {
     SandboxLimits limits;
     limits.confine = true;
     limits.keep_uid = j.at("keep_uid").get<bool>();
+    limits.shared_uid = j.value("shared_uid", uid_t{0});
     limits.build = j.at("build").get<bool>();
     for (const json& b : j.at("binds"))
       limits.binds.push_back({b.at("source").get<std::string>(), b.at("target").get<std::string>(), b.at("writable").get<bool>()});
@@ -56,7 +57,7 @@ std::vector<std::string> confined_argv(const SandboxLimits& limits, const std::v
   std::error_code ec;
   if (!fs::exists(launcher, ec)) return unchanged("kmcts-confine is missing next to kmcts (" + launcher.string() + ")");
   SandboxLimits keep = limits;
-  keep.keep_uid = true;
+  keep.keep_uid = keep.shared_uid == 0;
   std::vector<std::string> out = {launcher.string(), confine_argument(keep)};
   out.insert(out.end(), argv.begin(), argv.end());
   if (why) why->clear();
@@ -75,8 +76,8 @@ int confine_exec_main(int argc, char** argv) {
     std::fprintf(stderr, "kmcts-confine: %s\n", e.what());
     return 2;
   }
-  if (!limits.keep_uid) {
-    std::fprintf(stderr, "kmcts-confine: only keep_uid confinement runs in place (a uid of its own needs kmcts's lease)\n");
+  if (!limits.keep_uid && limits.shared_uid == 0) {
+    std::fprintf(stderr, "kmcts-confine: only keep_uid or shared_uid confinement runs in place (a uid of its own needs kmcts's lease)\n");
     return 2;
   }
   const ConfinementPlan plan = confinement_for(limits, geteuid());

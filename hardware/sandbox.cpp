@@ -415,7 +415,11 @@ ConfinementPlan confinement_for(const SandboxLimits& limits, uid_t uid) {
   plan.max_processes = limits.max_processes ? limits.max_processes : confinement_max_processes();
   plan.tmpfs_options = limits.tmpfs_options;
   if (plan.mount_ns) plan.binds = limits.binds, plan.hidden = limits.hidden;
-  if (limits.keep_uid) plan.drop_identity = false, plan.drop_capabilities = true;
+  if (limits.shared_uid != 0 && plan.drop_identity) {
+    plan.uid = limits.shared_uid;
+  } else if (limits.keep_uid) {
+    plan.drop_identity = false, plan.drop_capabilities = true;
+  }
   plan.description = describe(plan);
   return plan;
 }

@@ -35,6 +35,9 @@ struct SandboxLimits {
   /// user namespace's root with its capabilities): for a process tree that shares GPU memory by
   /// CUDA IPC, which fails across uids (the KernelBench harness and its candidate processes).
   bool keep_uid = false;
+  /// When kmcts runs as root: the whole tree under this uid (leased by the caller, who keeps the
+  /// lease while it runs) instead of kmcts's; CUDA IPC works within one uid. Wins over keep_uid.
+  uid_t shared_uid = 0;
   uint64_t max_processes = 0;  // confined: RLIMIT_NPROC; 0: evaluator.max_processes
   std::string tmpfs_options = "size=64m,mode=1777";
 };

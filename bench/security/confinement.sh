@@ -67,9 +67,12 @@ for path in sorted(glob.glob(f"{sys.argv[1]}/kb-*.jsonl")):
     for r in map(json.loads, open(path)):
         d = r.get("details", {})
         b = d.get("counters", {}).get("timing_bound", {})
+        sec = d.get("seconds", {})
         print(f"{os.path.basename(path)}: {r.get('verdict')} {r.get('speedup', 0):.3f}x build {r.get('compile_seconds', 0):.1f} s, "
-              f"run {r.get('run_seconds', 0):.1f} s; bound unaccounted {b.get('unaccounted_ms', 0):.2f} of "
-              f"{b.get('allowed_ms', 0):.2f} ms allowed ({b.get('candidate_calls', 0)} calls); {r.get('message', '')[:300]}")
+              f"staged {sec.get('stage_extensions', float('nan')):.3f} s, load {sec.get('load', float('nan')):.2f} s, "
+              f"run {r.get('run_seconds', 0):.1f} s; bound unaccounted {b.get('unaccounted_ms', 0):.2f} (wall), "
+              f"{b.get('unaccounted_gpu_ms', float('nan')):.2f} (GPU event pairs) of {b.get('allowed_ms', 0):.2f} ms allowed "
+              f"({b.get('candidate_calls', 0)} calls); {r.get('message', '')[:300]}")
 PY
 tail -3 "$W/doctor.txt"; cat "$W/summary.txt" "$W/table.txt" "$W/kb-hostile-findings.txt" "$W/pch.txt"; tail -3 "$W/hostile.txt"
 tail -3 "$W/kb-hostile.txt"

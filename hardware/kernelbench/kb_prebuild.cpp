@@ -59,10 +59,27 @@ void make_requested_headers(const PrebuildSpec& spec, const fs::path& requests) 
   fs::remove_all(requests, ec);
 }
 
+// What the build left readable by every uid (the harness may run under one of its own; a
+// restrictive umask of kmcts's would otherwise leave the build unreadable to it).
+void readable_by_all(const fs::path& folder) {
+  std::error_code ec;
+  const auto add = fs::perm_options::add;
+  for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_symlink(ec)) continue;
+    const bool traverse = it->is_directory(ec) || (it->status(ec).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    fs::permissions(it->path(), fs::perms::others_read | fs::perms::group_read |
+                                    (traverse ? fs::perms::others_exec | fs::perms::group_exec : fs::perms::none),
+                    add, ec);
+  }
+  fs::permissions(folder, fs::perms::others_read | fs::perms::others_exec, add, ec);
+}
+
 }  // namespace
 
 SandboxResult run_prebuild(const PrebuildSpec& spec) {
   const fs::path requests = spec.extensions / "pch-requests";
+  const fs::path seen = spec.view_extensions.empty() ? spec.extensions : spec.view_extensions;
   std::vector<std::string> argv = {"env", "CUDA_VISIBLE_DEVICES="};
   for (const auto& [name, value] : spec.env) argv.push_back(name + "=" + value);
   SandboxLimits limits;
@@ -72,11 +89,11 @@ SandboxResult run_prebuild(const PrebuildSpec& spec) {
   limits.build = true;  // ninja runs each compile in a process group of its own
   if (limits.confine) {
     argv.push_back("HOME=/tmp");  // its private /tmp: caches it makes vanish with it
-    if (!spec.headers.empty()) argv.push_back("KMCTS_PCH_REQUESTS=" + requests.string());
+    if (!spec.headers.empty()) argv.push_back("KMCTS_PCH_REQUESTS=" + (seen / "pch-requests").string());
     limits.max_file_bytes = kMaxFileBytes;
     limits.tmpfs_options = "size=4g,mode=1777";  // nvcc's temporary files
     std::error_code ec;
-    limits.binds.push_back({spec.extensions.string(), spec.extensions.string(), true});
+    limits.binds.push_back({spec.extensions.string(), seen.string(), true});
     if (!spec.headers.empty()) {
       fs::create_directories(spec.headers, ec);
       limits.binds.push_back({spec.headers.string(), spec.headers.string(), false});
@@ -90,6 +107,8 @@ SandboxResult run_prebuild(const PrebuildSpec& spec) {
   SandboxResult run = run_sandboxed(argv, limits, spec.harness_dir);
   if (limits.confine) hand_over(spec.extensions.string(), geteuid());  // back from its uid
   make_requested_headers(spec, requests);
+  readable_by_all(spec.extensions);
+  if (!spec.headers.empty()) readable_by_all(spec.headers);
   return run;
 }
 

@@ -19,7 +19,10 @@ struct PrebuildSpec {
   std::string python;                       // the interpreter (a name in PATH or a path)
   std::filesystem::path harness_dir;        // prebuild.py, kb_cxx.py, kb_nvcc.py
   std::filesystem::path candidate;          // the candidate's stored file
-  std::filesystem::path extensions;         // its own extension folder (TORCH_EXTENSIONS_DIR)
+  std::filesystem::path extensions;         // its own extension folder, in the cache
+  // The path its build sees that folder at (TORCH_EXTENSIONS_DIR): `extensions`, or a path in the
+  // view's private /tmp where `extensions` is bound (the harness stages a copy at the same path).
+  std::filesystem::path view_extensions;
   std::filesystem::path headers;            // the shared precompiled headers ("" = none)
   std::map<std::string, std::string> env;   // the build's variables (build_env)
   double timeout_s = 900;

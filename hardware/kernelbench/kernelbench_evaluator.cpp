@@ -12,6 +12,7 @@
 #include "core/install_paths.hpp"
 #include "core/text.hpp"
 #include "hardware/compiler.hpp"
+#include "hardware/confine.hpp"
 #include "hardware/confine_exec.hpp"
 #include "hardware/cuda/devices.hpp"
 #include "hardware/kernelbench/kb_prebuild.hpp"
@@ -232,6 +233,12 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
   if (settings_.cuda_arch.empty()) settings_.prebuild = false;  // no GPU to build for: builds at evaluation
   candidates_ = fs::absolute(settings_.cache_dir.empty() ? default_cache_dir() : fs::path(settings_.cache_dir)) / "kernelbench";
   fs::create_directories(candidates_);
+  {
+    std::string why;
+    confined_argv(SandboxLimits{}, {"true"}, &why);
+    private_extensions_ = why.empty() && confinement_plan(true).mount_ns;
+  }
+  lease_harness_uid();
   if (settings_.warm) {
     std::vector<std::string> argv = {"env"};
     if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
@@ -244,6 +251,10 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
 
 fs::path KernelBenchEvaluator::extensions_dir(const std::string& source_hash) const {
   return candidates_ / "extensions" / source_hash;
+}
+
+fs::path KernelBenchEvaluator::view_extensions_dir(const std::string& source_hash) const {
+  return private_extensions_ ? fs::path("/tmp/kmcts-extensions") / source_hash : extensions_dir(source_hash);
 }
 
 BuildResult KernelBenchEvaluator::build(const std::string& source) {
@@ -278,6 +289,7 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   spec.harness_dir = harness_.parent_path();
   spec.candidate = file;
   spec.extensions = extensions_dir(b.source_hash);
+  spec.view_extensions = view_extensions_dir(b.source_hash);
   if (settings_.fast_build) spec.headers = candidates_ / "pch";
   spec.env = build_env(b.source_hash);
   spec.timeout_s = settings_.timeout_s;
@@ -346,8 +358,10 @@ std::map<std::string, std::string> KernelBenchEvaluator::build_env(const std::st
   // same architectures and by the same compiler command: any difference would make torch's
   // ninja build them again at the evaluation, holding the GPU.
   // Triton's cache too: its launchers (and so the candidate's Triton kernels) are then its own.
-  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", extensions_dir(source_hash).string()},
-                                            {"TRITON_CACHE_DIR", (extensions_dir(source_hash) / "triton").string()}};
+  const fs::path seen = view_extensions_dir(source_hash);
+  std::map<std::string, std::string> env = {{"TORCH_EXTENSIONS_DIR", seen.string()},
+                                            {"TRITON_CACHE_DIR", (seen / "triton").string()}};
+  if (private_extensions_) env["KMCTS_EXTENSIONS_FROM"] = extensions_dir(source_hash).string();
   if (!settings_.cuda_arch.empty()) env["TORCH_CUDA_ARCH_LIST"] = settings_.cuda_arch;
   if (settings_.fast_build) {  // the wrappers run what the user had set, or torch's defaults
     const char* cxx = std::getenv("CXX");
@@ -362,18 +376,49 @@ std::map<std::string, std::string> KernelBenchEvaluator::build_env(const std::st
   return env;
 }
 
-std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::string> argv) {
+SandboxLimits KernelBenchEvaluator::harness_limits() const {
   SandboxLimits limits;
-  limits.keep_uid = true;  // CUDA IPC between the harness and its candidate processes fails across uids
+  // CUDA IPC between the harness and its candidate processes fails across uids: one for the tree.
+  limits.keep_uid = !harness_uid_;
+  limits.shared_uid = harness_uid_ ? harness_uid_->uid() : 0;
   limits.build = true;     // load_inline's ninja puts its jobs in process groups; the worker makes its own
   limits.max_file_bytes = 4ull << 30;
   limits.tmpfs_options = "mode=1777";  // /dev/shm holds the CPU tensors shared with candidate processes
-  limits.binds.push_back({candidates_.string(), candidates_.string(), true});
+  // Read-only: a candidate's builds are staged into the harness's /tmp (private_extensions_).
+  limits.binds.push_back({candidates_.string(), candidates_.string(), !private_extensions_});
   std::vector<fs::path> needed = {harness_.parent_path(), fs::path(settings_.timer_lib).parent_path()};
   if (const std::string file = problem_.raw.value("kernelbench_file", std::string()); !file.empty())
     needed.push_back(fs::absolute(file).parent_path());
   for (const std::string& folder : python_folders(settings_.python)) needed.emplace_back(folder);
   hide_home(limits, needed);
+  return limits;
+}
+
+void KernelBenchEvaluator::lease_harness_uid() {
+  if (geteuid() != 0 || !private_extensions_) return;
+  harness_uid_ = std::make_unique<UidLease>();
+  // What the harness reads, asked under that uid in the harness's own view.
+  std::vector<std::string> argv = {
+      settings_.python, "-c",
+      "import os, sys\n"
+      "bad = [p for p in sys.argv[1:] if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))]\n"
+      "print('cannot read: ' + ', '.join(bad) if bad else 'ok')\n",
+      harness_.string(), (harness_.parent_path() / "candidate_worker.py").string(), settings_.timer_lib,
+      candidates_.string()};
+  if (const std::string file = problem_.raw.value("kernelbench_file", std::string()); !file.empty())
+    argv.push_back(fs::absolute(file).string());
+  SandboxLimits run;
+  run.timeout_s = 60;
+  const SandboxResult probe = run_sandboxed(confined_argv(harness_limits(), argv), run);
+  const std::string answer = last_line(probe.out);
+  if (probe.exited_cleanly() && answer == "ok") return;
+  harness_uid_note_ = fmt::format("kmcts's uid kept: under uid {} the harness {}", harness_uid_->uid(),
+                                  answer.empty() ? "did not start: " + last_line(probe.err) : answer);
+  harness_uid_.reset();
+}
+
+std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::string> argv) {
+  SandboxLimits limits = harness_limits();
   std::string why;
   // Its home and temporary files in its private /tmp; torch.compile's workers in its own process
   // (a worker pool would start sessions, which the filter refuses).
@@ -381,6 +426,7 @@ std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::
   if (argv.size() > 1 && argv[0] == "env") argv.insert(argv.begin() + 1, env.begin(), env.end());
   std::vector<std::string> out = confined_argv(limits, argv, &why);
   confinement_ = why.empty() ? confinement_for(limits, geteuid()).description : "none (" + why + ")";
+  if (why.empty() && !harness_uid_note_.empty()) confinement_ += " (" + harness_uid_note_ + ")";
   return why.empty() ? out : argv;
 }
 

@@ -16,8 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "hardware/confine.hpp"
 #include "hardware/evaluator.hpp"
 #include "hardware/kernelbench/warm_harness.hpp"
+#include "hardware/sandbox.hpp"
 
 namespace kmcts {
 
@@ -70,6 +72,16 @@ class KernelBenchEvaluator : public Evaluator {
   std::string seed_hash_;  // the seed (the reference, ModelNew a subclass of Model) is exempt from the screen's verdict
   std::unique_ptr<WarmHarness> warm_;  // null: one harness process per candidate
   std::string confinement_;  // what confines the harness and its candidate processes, or why nothing does
+  // The harness gets a view of its own: the cache is read-only in it, and each candidate's
+  // extensions are built (prebuild) and loaded (a copy the harness stages) at one path in a
+  // private /tmp, view_extensions_dir (harness/ext_stage.py).
+  bool private_extensions_ = false;
+  // kmcts runs as root and the harness's view keeps the cache read-only: the harness tree runs
+  // under this leased uid, not root (a root without capabilities still owns root's files and
+  // may connect to root's sockets). Null: kmcts's uid without capabilities (harness_uid_note_
+  // says why, where a lease was tried).
+  std::unique_ptr<UidLease> harness_uid_;
+  std::string harness_uid_note_;
 
   struct HarnessOutcome {  // one run of the harness, warm or not
     std::string line, err;
@@ -77,7 +89,10 @@ class KernelBenchEvaluator : public Evaluator {
     int signal = 0, exit_code = -1;
     double seconds = 0;
   };
-  std::filesystem::path extensions_dir(const std::string& source_hash) const;
+  std::filesystem::path extensions_dir(const std::string& source_hash) const;  // in the cache
+  /// Where the candidate's builds see its extension folder: the cache's, or with
+  /// private_extensions_ a path of the private /tmp of the prebuild's and the harness's views.
+  std::filesystem::path view_extensions_dir(const std::string& source_hash) const;
   /// "" unless hardened mode's static screen rejects the candidate (then its verdict and rules):
   /// such a candidate is not imported by the prebuild.
   std::string screen_rejects(const BuildResult& b) const;
@@ -87,9 +102,15 @@ class KernelBenchEvaluator : public Evaluator {
   EvalResult result_of(const HarnessOutcome& run) const;
   /// `argv` (env VAR=... python harness ...) run through kmcts-confine: the harness and every
   /// process it starts (the candidate's, in hardened mode; the candidate runs in it in faithful
-  /// mode) in one view with no network, no capabilities, the home hidden, the cache the one
-  /// writable folder on disk. Sets confinement_.
+  /// mode) in one view with no network, no capabilities, the home hidden, the cache read-only
+  /// (nothing on disk writable). Sets confinement_.
   std::vector<std::string> confine_harness(std::vector<std::string> argv);
+  /// The harness's view and limits (confine_harness), with its uid as far as decided.
+  SandboxLimits harness_limits() const;
+  /// Leases the harness's uid (see harness_uid_) and checks, through kmcts-confine, that under it
+  /// the harness can read what it must (the interpreter, the harness, the problem, the timer,
+  /// the cache); otherwise gives the lease back and says why in harness_uid_note_.
+  void lease_harness_uid();
   EvalResult measure_warm(const BuildResult& build);
 };
 

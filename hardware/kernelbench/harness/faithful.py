@@ -25,6 +25,7 @@ import time
 import traceback
 
 import kb_metrics
+from ext_stage import stage_extensions
 
 SEED = 42
 FILL_BYTES = 256 << 20
@@ -171,6 +172,9 @@ def evaluate(args):
     device = device_of(args.device)
     out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     seconds = {}
+    staged = stage_extensions(os.environ)
+    if staged is not None:
+        seconds["stage_extensions"] = staged
     t0 = time.perf_counter()
     problem = load_module(args.problem, "kmcts_kb_problem")
     try:

@@ -51,6 +51,7 @@ import traceback
 import kb_metrics
 import screen
 from candidate_process import Verdict, Warm, checked_samples
+from ext_stage import stage_extensions
 from faithful import SEED, device_of, on_device, set_seed
 
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
@@ -68,6 +69,9 @@ BOUND_OUTSIDE_FACTOR = 1.5
 BOUND_SLACK_PER_BLOCK_MS = 5.0
 BOUND_SLACK_PER_CALL_MS = {"cuda": 0.2, "cpu": 5.0}
 BOUND_FLOOR_MS = 50.0
+# A block's reported GPU time may exceed the trusted side's span of it by no more than this (the
+# two clocks' rounding: CUPTI's timestamps against the event pair's 0.5 us resolution).
+BOUND_GPU_SPAN_SLACK_MS = 0.05
 # Builds of the model per timing process (candidate_worker.Instances: the timed calls rotate over
 # them, so that where one build's weights landed is not a draw per side): up to INSTANCES, their
 # parameters and buffers within INSTANCE_BUDGET_BYTES; one for a model without any, or on the CPU.
@@ -394,18 +398,48 @@ def outside_ms(reference, timer, sets, keys, device):
     return per_call[-1]
 
 
+class GpuSpan:
+    """The trusted side's own GPU clock around a block of the candidate's calls: a CUDA event
+    recorded on the harness's stream before the request and one after the reply, read by the
+    harness (the candidate's process has its own context and cannot reach them). The harness's
+    stream is idle at both records (the redraw and the references synchronise), so the pair spans
+    the request, the candidate's work and the reply on the GPU's clock. None on the CPU."""
+
+    def __init__(self, device):
+        import torch
+        self.start = self.stop = None
+        if device.type == "cuda":
+            self.start = torch.cuda.Event(enable_timing=True)
+            self.stop = torch.cuda.Event(enable_timing=True)
+            self.start.record()
+
+    def end(self):
+        if self.start is None:
+            return None
+        self.stop.record()
+        self.stop.synchronize()
+        return self.start.elapsed_time(self.stop)
+
+
 def timing_bound(bound, blocks):
-    """Verdict when the candidate's reported windows leave more of its blocks' wall time
-    unaccounted for than the trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS)."""
+    """Verdict when the candidate's reported windows leave more of its blocks' time unaccounted
+    for than the trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS), on the trusted
+    side's wall clock and, on a GPU, on its event pairs' GPU clock."""
     per_call = BOUND_OUTSIDE_FACTOR * bound["outside_per_call_ms"] + bound["slack_per_call_ms"]
     allowed = max(BOUND_FLOOR_MS, blocks * BOUND_SLACK_PER_BLOCK_MS) + bound["candidate_calls"] * per_call
     unaccounted = bound["candidate_wall_ms"] - bound["candidate_windows_ms"]
     bound.update(allowed_ms=allowed, unaccounted_ms=unaccounted)
-    if unaccounted > allowed:
-        raise Verdict(rejected=f"timing_bound: the candidate's process reported {bound['candidate_windows_ms']:.3f} ms "
-                               f"of call windows in blocks that took {bound['candidate_wall_ms']:.3f} ms; "
-                               f"{unaccounted:.3f} ms unaccounted for, more than the {allowed:.3f} ms the trusted "
-                               "side's own overheads allow (its reported times are too short)")
+    spans = [("wall", bound["candidate_wall_ms"])]
+    if "candidate_gpu_ms" in bound:
+        bound["unaccounted_gpu_ms"] = bound["candidate_gpu_ms"] - bound["candidate_windows_ms"]
+        spans.append(("GPU (the trusted side's event pairs)", bound["candidate_gpu_ms"]))
+    for clock_name, span_ms in spans:
+        lost = span_ms - bound["candidate_windows_ms"]
+        if lost > allowed:
+            raise Verdict(rejected=f"timing_bound: the candidate's process reported {bound['candidate_windows_ms']:.3f} "
+                                   f"ms of call windows in blocks that took {span_ms:.3f} ms of {clock_name} time; "
+                                   f"{lost:.3f} ms unaccounted for, more than the {allowed:.3f} ms the trusted "
+                                   "side's own overheads allow (its reported times are too short)")
 
 
 def timing(args, problem, reference, child, device, timer, tol, pool, warm, seconds, eager=None):
@@ -457,7 +491,9 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
         if eager is not None:
             eager.pause(True)
         try:
+            span = GpuSpan(device)
             reply = child.ask({"op": "time", "keys": keys}, timeout=min(args.call_timeout * count, args.block_timeout))
+            gpu_ms = span.end()
         finally:
             if eager is not None:
                 eager.pause(False)
@@ -468,10 +504,13 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
         bound["candidate_wall_ms"] += wall * 1e3
         bound["candidate_windows_ms"] += sum(x["window_ns"] * 1e-6 for x in samples)
         bound["candidate_calls"] += count
+        if gpu_ms is not None:
+            bound["candidate_gpu_ms"] = bound.get("candidate_gpu_ms", 0.0) + gpu_ms
         timing_bound(bound, block)
-        if sum(reported) > wall * 1e3:
-            raise Verdict(rejected=f"the candidate's process reported {sum(reported):.3f} ms of GPU time in a block "
-                                   f"that took {wall * 1e3:.3f} ms")
+        for clock_name, span_ms in (("wall time", wall * 1e3), ("GPU time (the trusted side's event pair)", gpu_ms)):
+            if span_ms is not None and sum(reported) > span_ms + BOUND_GPU_SPAN_SLACK_MS:
+                raise Verdict(rejected=f"timing_bound: the candidate's process reported {sum(reported):.3f} ms of GPU "
+                                       f"time in a block that took {span_ms:.3f} ms of {clock_name}")
         sides["candidate"] += reported
         counters["stray_kernels"] += sum(x["stray_before"] + x["stray_after"] for x in samples) + reply["tail_stray"]
         counters["copy_kernels"] += reply["copy_kernels"]
@@ -555,6 +594,9 @@ def evaluate(args, warm=None, env=None):
     warm = warm or Warm()
     timer = warm.timer(device, args.timer_lib)
     problem, init, reference = warm.reference(args.problem, device)
+    staged = stage_extensions(os.environ if env is None else env)
+    if staged is not None:
+        seconds["stage_extensions"] = staged
     t0 = time.perf_counter()
     child = warm.child(args)
     eager = EagerProcess(args, warm) if args.eager_process == "child" else None  # starts while the candidate loads
