@@ -11,8 +11,11 @@ KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
 KMCTS_OPTION("search.expansion", String, "first_open", std::nullopt, std::nullopt,
              "Where a descent stops to expand: first_open (the first node on the path with room for a child, the "
-             "classic rule) or compare (at a node with room, expanding it competes in the policy's choice with its "
-             "children, as a virtual child valued at the node's own reward with one visit).")
+             "classic rule), compare (at a node with room, expanding it competes in the policy's choice with its "
+             "children, as a virtual child valued at the node's own reward with one visit) or adaptive (as compare, "
+             "but the virtual child is a generation arm that learns: valued at the mean of the node's own reward and "
+             "the rewards of every child generated from it, failures included, with that many visits; with a wide "
+             "search.branching the tree's width then follows what generation has paid at each node, as in AB-MCTS).")
 KMCTS_OPTION("search.anneal_selections", Int, 0, 0, 100000000,
              "Anneal exploration over this many selections: the exploration term weighs 1 - s/N at the s-th "
              "selection (never under 0.05), by dividing the values a descent compares by that weight; 0 = constant.")
@@ -33,9 +36,10 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.backup = BackupRegistry::instance().create("backup", c.get_string("search.backup"), c);
   p.value_scale = ValueScaleRegistry::instance().create("value scale", c.get_string("search.value_scale"), c);
   const std::string expansion = c.get_string("search.expansion");
-  if (expansion != "first_open" && expansion != "compare")
-    throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare)");
-  p.compare_expansion = expansion == "compare";
+  if (expansion != "first_open" && expansion != "compare" && expansion != "adaptive")
+    throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare, adaptive)");
+  p.compare_expansion = expansion == "compare" || expansion == "adaptive";
+  p.adaptive_expansion = expansion == "adaptive";
   p.anneal_selections = static_cast<int>(c.get_int("search.anneal_selections"));
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
   return p;
@@ -129,7 +133,15 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
     // variant of it is expected to bring), one visit, and a sibling's average prior.
     const double share = 1.0 / static_cast<double>(stats.size() + 1);
     for (auto& st : stats) st.prior *= 1 - share;
-    stats.push_back(parts_.pending->child(graph.node(node).reward, 1, 0, share));
+    double sum = graph.node(node).reward;
+    int generated = 1;
+    if (parts_.adaptive_expansion)  // the generation arm: every child made from here, failed or not
+      graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+        const NodeRecord& child = graph.node(c);
+        if (child.status != NodeStatus::pending) sum += child.reward, ++generated;
+        return true;
+      });
+    stats.push_back(parts_.pending->child(sum / generated, generated, 0, share));
   }
   parts_.value_scale->apply(stats);
   if (parts_.anneal_selections > 0) {  // argmax(q / w + c e) = argmax(q + c w e): exploration weighs w

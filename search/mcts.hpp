@@ -32,7 +32,8 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<Widening> widening;
     std::unique_ptr<Backup> backup;
     std::unique_ptr<ValueScale> value_scale;
-    bool compare_expansion = false;  // search.expansion=compare
+    bool compare_expansion = false;  // search.expansion=compare or adaptive
+    bool adaptive_expansion = false;  // search.expansion=adaptive: the virtual child learns from generation
     int anneal_selections = 0;       // search.anneal_selections (0 = constant exploration)
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
     /// false: every descent decides selectability from scratch for every node it asks about

@@ -1,5 +1,6 @@
 // kmcts-bench-search-quality: evaluations each strategy needs to come within 2% of the best
 // variant of an enumerable space, over seeds and landscapes (issue #3).
+#include <algorithm>
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -144,9 +145,10 @@ int main(int argc, char** argv) {
   app.add_option("--tolerance", settings.tolerance, "Relative distance to the best speedup that counts as reached");
   app.add_option("--problem", settings.problem, "Problem folder with an enumerable tunable space (synthetic landscapes)");
   app.add_option("--recorded", recorded_runs,
-                 "Run directories of an exhaustive sweep of --recorded-problem (agents.planner=sweep): a real "
-                 "landscape answered by the replay evaluator")->delimiter(',');
-  app.add_option("--recorded-problem", recorded_problem, "Problem folder the --recorded runs swept");
+                 "Run directories of an exhaustive sweep (agents.planner=sweep), each DIR of --recorded-problem or "
+                 "DIR=PROBLEM_DIR: a real landscape per problem, answered by the replay evaluator")
+      ->delimiter(',');
+  app.add_option("--recorded-problem", recorded_problem, "Problem folder of the --recorded runs that name none");
   app.add_flag("--skip-synthetic", skip_synthetic, "Only the recorded landscape");
   app.add_flag("--recorded-sim", recorded_sim,
                "Also search the recorded landscape with the agent simulator (agents.backend=sim) instead of the rule "
@@ -201,8 +203,18 @@ int main(int argc, char** argv) {
                    {"agents", land.agents}, {"note", "seed s: landscape seed s and search seed s"}};
         cases.push_back(std::move(c));
       }
-    if (!recorded_runs.empty()) {
-      std::vector<fs::path> runs(recorded_runs.begin(), recorded_runs.end());
+    // The recorded runs by problem, in the order the problems were first named.
+    std::vector<std::pair<fs::path, std::vector<fs::path>>> recorded;
+    for (const std::string& entry : recorded_runs) {
+      const size_t eq = entry.find('=');
+      const fs::path problem = eq == std::string::npos ? recorded_problem : fs::path(entry.substr(eq + 1));
+      auto it = std::find_if(recorded.begin(), recorded.end(), [&](const auto& r) { return r.first == problem; });
+      if (it == recorded.end()) it = recorded.insert(recorded.end(), {problem, {}});
+      it->second.emplace_back(entry.substr(0, eq));
+    }
+    for (const auto& [recorded_problem, runs] : recorded) {
+      std::vector<std::string> run_names;
+      for (const fs::path& r : runs) run_names.push_back(r.string());
       Recorded rec = read_recorded(recorded_problem, runs);
       QualitySettings s = settings;
       s.problem = recorded_problem;
@@ -212,7 +224,7 @@ int main(int argc, char** argv) {
                          "render the same source count once, {} of them failed; best {:.3f}x vs the reference)",
                          recorded_problem.filename().string(), rec.valid_points, rec.variants, rec.failed, rec.best_speedup),
              s, std::vector<double>(static_cast<size_t>(seeds), rec.best_speedup), recorded_setup(rec), {}};
-      c.facts = {{"runs", recorded_runs}, {"variants", rec.variants}, {"valid_points", rec.valid_points},
+      c.facts = {{"runs", run_names}, {"problem", recorded_problem.string()}, {"variants", rec.variants}, {"valid_points", rec.valid_points},
                  {"failed", rec.failed}, {"best_speedup", rec.best_speedup}, {"device", rec.device},
                  {"note", "one landscape; seed s is the search seed"}};
       if (recorded_sim) {

@@ -51,9 +51,11 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
 // Drives a search of 40 waves of up to 3 jobs; returns every selection's node and path.
 // Every 7th agent call fails (every 14th: the node is exhausted).
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
-                                    bool keep_selectability = true, int sources = 30, int chain_length = 0) {
+                                    bool keep_selectability = true, int sources = 30, int chain_length = 0,
+                                    const char* expansion = "first_open") {
   Config c;
   c.set_value("search.chain_length", chain_length, "test");
+  c.set(std::string("search.expansion=") + expansion);
   c.set(std::string("search.policy=") + policy);
   c.set(std::string("search.pending=") + pending);
   c.set(std::string("search.backup=") + backup);
@@ -142,13 +144,16 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
         for (const char* widening : {"fixed", "progressive"})
-          for (int chain_length : {0, 3}) {
+          for (int variant : {0, 1, 2}) {  // as is; chains of 3; adaptive expansion
+            const int chain_length = variant == 1 ? 3 : 0;
+            const char* expansion = variant == 2 ? "adaptive" : "first_open";
             CAPTURE(policy);
             CAPTURE(pending);
             CAPTURE(backup);
             CAPTURE(widening);
             CAPTURE(chain_length);
-            drive(policy, pending, backup, widening, true, 30, chain_length);
+            CAPTURE(expansion);
+            drive(policy, pending, backup, widening, true, 30, chain_length, expansion);
           }
 }
 
@@ -221,6 +226,29 @@ TEST_CASE("mcts: expansion=compare expands a node with room unless a child's val
       InputError);
   (void)a;
   (void)c1;
+}
+
+TEST_CASE("mcts: expansion=adaptive values expanding a node by what its generated children brought") {
+  // UCT c = 0.2; the root (reward 0) has room for 8 children; its first three come out at -1,
+  // -1 and -0.1. Before the fourth selection (root N = 4): child c is -0.1 + 0.2 sqrt(ln 4) =
+  // 0.135; compare's virtual child (the root's own 0, one visit) 0 + 0.235 = 0.235 wins, so the
+  // root is expanded again; adaptive's generation arm is the mean of 0, -1, -1 and -0.1 over
+  // four visits, -0.525 + 0.2 sqrt(ln 4 / 4) = -0.41, so the descent goes into c instead.
+  for (const char* expansion : {"compare", "adaptive"}) {
+    CAPTURE(std::string(expansion));
+    Config c;
+    c.set("search.branching=8");
+    c.set(std::string("search.expansion=") + expansion);
+    c.set("search.exploration=0.2");
+    HandDriven h(c);
+    CHECK(h.expand("a", -1.0).first == 0);
+    CHECK(h.expand("b", -1.0).first == 0);  // both: -1 + 0.21 loses to 0.21 and to -0.55
+    auto [p3, child_c] = h.expand("c", -0.1);
+    CHECK(p3 == 0);
+    auto [p4, d] = h.expand("d", 0.3);
+    CHECK(p4 == (std::string(expansion) == "compare" ? 0 : child_c));
+    (void)d;
+  }
 }
 
 TEST_CASE("mcts: a sample backed up across a cycle leaves what mean backup then recompute leaves") {
