@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "agents/error_summary.hpp"
 #include "agents/llm/prompt.hpp"
 #include "agents/llm/reply_parser.hpp"
 #include "agents/llm/session.hpp"
@@ -13,6 +14,12 @@
 
 KMCTS_OPTION("agents.llm.hardware", String, "", std::nullopt, std::nullopt,
              "Hardware facts for the Planner's prompt (e.g. \"H200: 132 SMs, 4.8 TB/s HBM3e, 228 KB shared memory per SM\").")
+
+KMCTS_OPTION("agents.feedback.error_summary", Bool, true, std::nullopt, std::nullopt,
+             "The Debugger reads a summary of the failure (agents/error_summary.hpp): the first compiler error with "
+             "the failed source's lines around it, the kinds of error and how many more; where and how a wrong answer "
+             "differs; a crash's error and the candidate's own traceback frame. false: the raw log, cut to its first "
+             "and last 3,000 characters (for ablations).")
 
 KMCTS_CHOICE_OPTION("agents.llm.kernelbench_backend", "cuda", ({"cuda", "triton"}),
                     "KernelBench prompts: the kernels ModelNew is to be written with: cuda (CUDA C++ through "
@@ -144,9 +151,11 @@ ChatRequest request_for(const RoleSettings& r, std::string prompt, uint64_t samp
   return q;
 }
 
-// The tail of a long log: compilers put the first error first, but the line that matters for
-// a crash or a wrong answer is usually near the end; both ends are kept.
-std::string error_text(const EvalResult& r) {
+// What the Debugger reads of a failure: the summary (agents.feedback.error_summary), or the
+// message and both ends of a long log (compilers put the first error first, but the line that
+// matters for a crash or a wrong answer is usually near the end).
+std::string error_text(const EvalResult& r, const std::string& source, bool summarize) {
+  if (summarize) return summarize_failure(r, source);
   std::string log = r.log;
   if (log.size() > 6000) log = log.substr(0, 3000) + "\n[...]\n" + log.substr(log.size() - 3000);
   return r.message + (log.empty() ? "" : "\n\n" + log);
@@ -255,14 +264,15 @@ class LlmDebugger final : public Debugger {
         role_(session_->role("debugger", c)),
         templates_(c, "debugger", {"parent_source", "failed_source", "verdict", "error", "attempt"},
                    {"failed_source", "error"}),
-        backend_(c) {}
+        backend_(c),
+        summarize_(c.get_bool("agents.feedback.error_summary")) {}
 
   CodeResult repair(const DebugContext& ctx) override {
     auto values = common_values(*ctx.problem, backend_);
     values["parent_source"] = ctx.parent.source();
     values["failed_source"] = ctx.failed.source();
     values["verdict"] = ctx.failed.result ? to_string(ctx.failed.result->verdict) : "unknown";
-    values["error"] = ctx.failed.result ? error_text(*ctx.failed.result) : "(no result recorded)";
+    values["error"] = ctx.failed.result ? error_text(*ctx.failed.result, ctx.failed.source(), summarize_) : "(no result recorded)";
     values["attempt"] = std::to_string(ctx.attempt + 1);
     CounterRng rng = ctx.rng;
     return LlmCoder::code_from(session_, role_, templates_.for_kind(ctx.problem->kind).render(values), rng.next(),
@@ -274,6 +284,7 @@ class LlmDebugger final : public Debugger {
   RoleSettings role_;
   RoleTemplates templates_;
   Backend backend_;
+  bool summarize_;
 };
 
 }  // namespace

@@ -85,7 +85,8 @@ struct Repair {
   std::string prompt;
 };
 Repair repair_through_mock(const Problem& problem, const std::string& parent, const std::string& broken,
-                           const std::string& message, const std::string& log, const std::string& reply) {
+                           const std::string& message, const std::string& log, const std::string& reply,
+                           bool error_summary = true) {
   std::mutex mutex;
   std::string prompt;
   llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) {
@@ -96,6 +97,7 @@ Repair repair_through_mock(const Problem& problem, const std::string& parent, co
   Config c;
   c.set_value("agents.llm.base_url", server.base_url(), "test");
   c.set_value("agents.llm.model", std::string("gpt-4.1"), "test");
+  c.set_value("agents.feedback.error_summary", error_summary, "test");
   DebugContext d;
   d.problem = &problem;
   d.parent.source_text = std::make_shared<const std::string>(parent);
@@ -122,8 +124,15 @@ TEST_CASE("llm corpus: a kernel nvcc refused reaches the Debugger with nvcc's ow
   const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems" / "cuda" / "silu_mul");
   const auto [fixed, prompt] = repair_through_mock(problem, "// the seed", broken, "nvcc failed (exit 2)", nvcc_log, fix_reply);
   REQUIRE_MESSAGE(fixed.ok, fixed.error);
-  CHECK(prompt.find("kernel.cu(10): error: no operator \"-\" matches these operands") != std::string::npos);
+  // The prompt sent: the summary of nvcc's errors (agents.feedback.error_summary), the first one
+  // with its line of the failed source marked; off, nvcc's own log.
+  INFO(prompt);
+  CHECK(prompt.find("First error: kernel.cu, line 10: no operator \"-\" matches these operands") != std::string::npos);
+  CHECK(prompt.find(">   10 |") != std::string::npos);
   CHECK(prompt.find("y[i] = a / (1.0f + __expf(-a)) * b;") != std::string::npos);  // the failed source
+  const auto raw = repair_through_mock(problem, "// the seed", broken, "nvcc failed (exit 2)", nvcc_log, fix_reply, false);
+  CHECK(raw.prompt.find("kernel.cu(10): error: no operator \"-\" matches these operands") != std::string::npos);
+  CHECK(raw.prompt.find("First error:") == std::string::npos);
   CHECK(fixed.source.find("make_float4") != std::string::npos);
   // Where nvcc is (not in CI), the real thing: the broken kernel fails as recorded, the repair builds.
   const std::string nvcc = find_nvcc();
@@ -162,7 +171,9 @@ TEST_CASE("llm corpus: a KernelBench ModelNew whose load_inline source nvcc refu
                                                    build_log, fix_reply);
   REQUIRE_MESSAGE(fixed.ok, fixed.error);
   CHECK(prompt.find("who repairs PyTorch models") != std::string::npos);  // the KernelBench debugger's prompt
-  CHECK(prompt.find("cuda.cu(14): error: no operator \"*\" matches these operands") != std::string::npos);
+  INFO(prompt);
+  CHECK(prompt.find("First error: cuda.cu, line 14: no operator \"*\" matches these operands") != std::string::npos);
+  CHECK(prompt.find("In the source you wrote, line ") != std::string::npos);  // the line inside CUDA_SOURCE
   CHECK(prompt.find("const float4 inner = k0 * (v + k1 * v * v * v);") != std::string::npos);  // the failed source
   CHECK(fixed.source.find("class ModelNew") != std::string::npos);
   CHECK(fixed.source.find("make_float4(gelu1(v.x), gelu1(v.y), gelu1(v.z), gelu1(v.w))") != std::string::npos);
