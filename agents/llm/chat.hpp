@@ -78,6 +78,7 @@ struct CallRecord {
   double dollars = 0;
   double seconds = 0;          // wall time, waits and retries included
   std::string cassette;        // "", "hit" or "recorded"
+  size_t prompt_tokens_estimate = 0;  // before sending (prompt_budget.hpp); usage has the provider's count
   nlohmann::json to_json() const;
 };
 

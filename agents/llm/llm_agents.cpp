@@ -8,6 +8,7 @@
 
 #include "agents/error_summary.hpp"
 #include "agents/llm/prompt.hpp"
+#include "agents/llm/prompt_budget.hpp"
 #include "agents/llm/reply_parser.hpp"
 #include "agents/llm/session.hpp"
 #include "agents/roles.hpp"
@@ -68,7 +69,7 @@ class RoleTemplates {
  public:
   RoleTemplates(const Config& c, const std::string& role, const std::set<std::string>& names,
                 const std::set<std::string>& required)
-      : fallback_(PromptTemplate::load(dir_of(c) / (role + ".md"), with_common(names), required)) {
+      : fallback_(PromptTemplate::load(dir_of(c) / (role + ".md"), with_common(names), required)), caps_(section_caps(c)) {
     for (const auto& entry : std::filesystem::directory_iterator(dir_of(c)))
       if (entry.is_directory() && std::filesystem::exists(entry.path() / (role + ".md")))
         by_kind_.emplace(entry.path().filename().string(),
@@ -78,6 +79,11 @@ class RoleTemplates {
     auto it = by_kind_.find(kind);
     return it == by_kind_.end() ? fallback_ : it->second;
   }
+  /// The prompt for a problem of `kind`, every section within its cap (prompt_budget.hpp).
+  std::string render(const std::string& kind, std::map<std::string, std::string> values) const {
+    cap_sections(values, caps_);
+    return for_kind(kind).render(values);
+  }
 
  private:
   static std::filesystem::path dir_of(const Config& c) {
@@ -86,6 +92,7 @@ class RoleTemplates {
   }
   PromptTemplate fallback_;
   std::map<std::string, PromptTemplate> by_kind_;
+  std::map<std::string, SectionCap> caps_;
 };
 
 std::map<std::string, std::string> common_values(const Problem& p, const Backend& b) {
@@ -189,7 +196,7 @@ class LlmPlanner final : public Planner {
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;
     try {
-      ChatReply reply = session_->chat(request_for(role_, templates_.for_kind(ctx.problem->kind).render(values), rng.next()),
+      ChatReply reply = session_->chat(request_for(role_, templates_.render(ctx.problem->kind, values), rng.next()),
                                        "planner", result.usage);
       for (const auto& p : parse_plans(reply.text, ctx.count)) {
         Plan plan;
@@ -227,7 +234,7 @@ class LlmCoder final : public Coder {
     values["plan"] = plan.text;
     // The same plan for the same parent is the same question: sample 0 (a repeat merges
     // into the existing node as a transposition).
-    return code_from(session_, role_, templates_.for_kind(problem.kind).render(values), 0, "llm coder", problem.kind);
+    return code_from(session_, role_, templates_.render(problem.kind, values), 0, "llm coder", problem.kind);
   }
 
   static CodeResult code_from(const std::shared_ptr<Session>& session, const RoleSettings& role, std::string prompt,
@@ -275,7 +282,7 @@ class LlmDebugger final : public Debugger {
     values["error"] = ctx.failed.result ? error_text(*ctx.failed.result, ctx.failed.source(), summarize_) : "(no result recorded)";
     values["attempt"] = std::to_string(ctx.attempt + 1);
     CounterRng rng = ctx.rng;
-    return LlmCoder::code_from(session_, role_, templates_.for_kind(ctx.problem->kind).render(values), rng.next(),
+    return LlmCoder::code_from(session_, role_, templates_.render(ctx.problem->kind, values), rng.next(),
                                "llm debugger", ctx.problem->kind);
   }
 

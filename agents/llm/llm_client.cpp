@@ -12,7 +12,8 @@ namespace kmcts::llm {
 
 nlohmann::json CallRecord::to_json() const {
   return {{"role", role}, {"model", model}, {"attempts", attempts}, {"errors", errors}, {"usage", usage.to_json()},
-          {"dollars", dollars}, {"seconds", seconds}, {"cassette", cassette}};
+          {"dollars", dollars}, {"seconds", seconds}, {"cassette", cassette},
+          {"prompt_tokens_estimate", prompt_tokens_estimate}};
 }
 
 double Clock::now_s() {

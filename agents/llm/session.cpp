@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "agents/llm/prompt_budget.hpp"
+
 #include "core/error.hpp"
 
 KMCTS_OPTION("agents.llm.provider", String, "openai", std::nullopt, std::nullopt,
@@ -235,6 +237,8 @@ RoleSettings Session::role(const std::string& name, const Config& c) const {
 ChatReply Session::chat(const ChatRequest& request, const std::string& role, AgentUsage& usage) {
   CallRecord record;
   record.role = role;
+  record.prompt_tokens_estimate = estimate_tokens(request.system);
+  for (const ChatMessage& m : request.messages) record.prompt_tokens_estimate += estimate_tokens(m.content) + 4;  // + its framing
   auto account = [&] {
     record.dollars = price(request.model, record.usage);
     usage.prompt_tokens += record.usage.prompt_tokens;

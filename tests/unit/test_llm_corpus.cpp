@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agents/llm/mock_server.hpp"
+#include "agents/llm/prompt_budget.hpp"
 #include "agents/llm/reply_parser.hpp"
 #include "agents/roles.hpp"
 #include "core/files.hpp"
@@ -192,4 +193,24 @@ TEST_CASE("llm corpus: a KernelBench ModelNew whose load_inline source nvcc refu
     const auto [rc, log] = nvcc_build(nvcc, cuda_source_of(model_new), scratch / file);
     CHECK_MESSAGE(rc == 0, log);
   }
+}
+
+TEST_CASE("llm corpus: the prompt sent keeps each section within its cap, and the call records its token estimate") {
+  const std::filesystem::path dir = std::filesystem::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "llm_replies";
+  std::string broken = *extract_code(read_file(dir / "cuda_coder_broken.md"));
+  for (int i = 0; i < 3000; ++i) broken += "// a long comment line the model left behind, number " + std::to_string(i) + "\n";
+  REQUIRE(broken.size() > 150000);
+  const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems" / "cuda" / "silu_mul");
+  const auto [fixed, prompt] = repair_through_mock(problem, "// the seed", broken, "nvcc failed (exit 2)",
+                                                   read_file(dir / "cuda_nvcc_error.log"), read_file(dir / "cuda_debugger_fix.md"));
+  REQUIRE_MESSAGE(fixed.ok, fixed.error);
+  CHECK(prompt.size() < 80000);  // the failed source cut to its 48,000-character cap
+  CHECK(prompt.find("lines (") != std::string::npos);
+  CHECK(prompt.find("y[i] = a / (1.0f + __expf(-a)) * b;") != std::string::npos);  // its head kept
+  CHECK(prompt.find("number 2999") != std::string::npos);                         // and its tail
+  CHECK(prompt.find("number 1500\n") == std::string::npos);
+  REQUIRE(fixed.usage.llm_calls.size() == 1);
+  const size_t estimate = fixed.usage.llm_calls[0].value("prompt_tokens_estimate", size_t{0});
+  CHECK(estimate >= llm::estimate_tokens(prompt));
+  CHECK(estimate < prompt.size() / 2);
 }
