@@ -1,6 +1,7 @@
 #include "agents/error_summary.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -74,9 +75,11 @@ std::string compile_summary(const std::vector<Diagnostic>& found, const std::str
   // where the compiled file is the candidate itself.
   int at = 0;
   if (const std::string q = trimmed(first.quoted_line); !q.empty()) {
+    // Of several equal lines ("}"), the one nearest the compiler's own line number.
     const auto src = lines_of(source);
-    for (size_t i = 0; i < src.size() && at == 0; ++i)
-      if (trimmed(src[i]) == q) at = static_cast<int>(i) + 1;
+    for (size_t i = 0; i < src.size(); ++i)
+      if (trimmed(src[i]) == q && (at == 0 || std::abs(static_cast<int>(i) + 1 - first.line) < std::abs(at - first.line)))
+        at = static_cast<int>(i) + 1;
   }
   const std::string name = base_name(first.file);
   if (at == 0 && first.line > 0 && (name.rfind("kernel.", 0) == 0)) at = first.line;

@@ -138,6 +138,16 @@ TEST_CASE("error summary: a screen rejection shows the line it names") {
   CHECK(has(s, ">    3 | open('/tmp/x', 'w').write('y')"));
 }
 
+TEST_CASE("error summary: of several equal lines, the one nearest the compiler's line number") {
+  EvalResult r;
+  r.verdict = Verdict::compile_error;
+  r.message = "compile error";
+  r.log = "kernel.cu(5): error: expected a \";\"\n  }\n  ^\n";
+  const std::string s = summarize_failure(r, "void a() {\n}\nvoid b() {\n  int x = 1\n}\n");
+  CHECK(has(s, "In the source you wrote, line 5:"));
+  CHECK(has(s, ">    5 | }"));
+}
+
 TEST_CASE("error summary: kinds, excerpts and limits") {
   CHECK(error_kind("identifier \"yy\" is undefined") == "identifier \"…\" is undefined");
   CHECK(error_kind("‘bb’ was not declared in this scope; did you mean ‘b’?") ==
