@@ -71,6 +71,23 @@ for mode in faithful hardened; do
   fi
   echo "$mode: $confinement"
 done
+# A candidate that leaves a process behind in a process group of its own: the warm harness
+# (hardened, the default) must end it before the next candidate, which looks for it.
+mark=$((600000 + $$))
+for f in kb_leftover kb_leftover_probe; do
+  sed -e "s|HOSTILE_MARK|$mark|" -e "s|HOSTILE_CORRECT|$fixtures/small_correct.py|" "$src/tests/fixtures/hostile/$f.py" > "$work/$f.py"
+done
+out=$(cd "$work" && "$kmcts" measure "$fixtures/small_scale_bias.py" "$work/kb_leftover.py" "$work/kb_leftover_probe.py" \
+  --set evaluator.cache_dir="$work/cache-leftover" --set evaluator.kernelbench.python="$python" \
+  --set evaluator.kernelbench.device="${KB_DEVICE:-cpu}" --set evaluator.kernelbench.screen=record 2>&1)
+if grep -qE "kb_leftover_probe.py \[1/1\] (ok|rejected: no kernel of its own)" <<<"$out" && ! grep -q ESCAPED <<<"$out" &&
+   ! pgrep -f "sleep $mark" > /dev/null; then
+  passes=$((passes + 1))
+else
+  echo "FAIL a process left behind by a candidate: $out"
+  failures=$((failures + 1))
+fi
+pkill -f "sleep $mark" 2>/dev/null
 # Under root, a problem the leased uid cannot read (in a folder only root may enter): the harness
 # keeps kmcts's uid, without capabilities, and the record says why; the evaluation still runs.
 if [ "$(id -u)" = 0 ]; then

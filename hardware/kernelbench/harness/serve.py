@@ -64,6 +64,49 @@ def healthy(device_arg):
         return False
 
 
+def end_strays():
+    """Kills what a candidate left running in this harness's process namespace. A candidate's
+    process is killed with its process group, but one that moved a child into a group of its own
+    (the harness's filter lets ninja set process groups) leaves it behind, and in a warm harness
+    it would live on into later evaluations: it could rewrite a later candidate's staged
+    extension or the shared tensors. Such a process is an orphan, adopted by the namespace's init
+    (kmcts-ns-init, pid 1), while everything the harness keeps (the spares, multiprocessing's
+    helpers) is its own child; so every process whose parent is pid 1, but this one, goes, until
+    none is left. Only inside kmcts's process namespace (this process is its pid 2 under
+    kmcts-ns-init): anywhere else pid 1 is the host's init, whose orphans are not ours. Returns
+    how many were killed."""
+    import signal
+    try:
+        with open("/proc/1/comm") as f:
+            if f.read().strip() != "kmcts-ns-init" or os.getppid() != 1:
+                return 0
+    except OSError:
+        return 0
+    killed = 0
+    for _ in range(16):  # a killed orphan's own children are orphans next round
+        found = 0
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in (1, os.getpid()):
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            if fields[0] != "Z" and fields[1] == "1":
+                try:
+                    os.kill(int(entry), signal.SIGKILL)
+                    found += 1
+                except OSError:
+                    pass
+        killed += found
+        if not found:
+            break
+        import time
+        time.sleep(0.05)
+    return killed
+
+
 def ready(device_arg):
     """torch imported and the GPU's context made before any request: the start-up hidden."""
     import torch
@@ -93,6 +136,9 @@ def serve_hardened(channel, device_arg, timer_lib):
             channel.flush()
             return
         result = json.loads(hardened.evaluate_line(args, warm, {str(k): str(v) for k, v in request.get("env", {}).items()}))
+        strays = end_strays()
+        if strays:
+            result["strays_killed"] = strays
         retire = "infra_error" in result or not healthy(args.device)
         result.update(served=served, retire=retire, nonce=request.get("nonce"))
         channel.write(json.dumps(result) + "\n")
