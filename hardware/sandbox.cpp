@@ -417,7 +417,7 @@ ConfinementPlan confinement_for(const SandboxLimits& limits, uid_t uid) {
   if (plan.mount_ns) plan.binds = limits.binds, plan.hidden = limits.hidden;
   if (limits.shared_uid != 0 && plan.drop_identity) {
     plan.uid = limits.shared_uid;
-  } else if (limits.keep_uid) {
+  } else if (limits.keep_uid || limits.shared_uid != 0) {  // a shared uid this machine cannot switch to: kept, powerless
     plan.drop_identity = false, plan.drop_capabilities = true;
   }
   plan.description = describe(plan);

@@ -253,6 +253,19 @@ fs::path KernelBenchEvaluator::extensions_dir(const std::string& source_hash) co
   return candidates_ / "extensions" / source_hash;
 }
 
+namespace {
+// Whether `record` (prebuilt.json) says its build was made at `seen`.
+bool prebuilt_here(const fs::path& record, const fs::path& seen) {
+  std::error_code ec;
+  if (!fs::exists(record, ec)) return false;
+  try {
+    return json::parse(read_file(record)).value("built_at", std::string()) == seen.string();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+}  // namespace
+
 fs::path KernelBenchEvaluator::view_extensions_dir(const std::string& source_hash) const {
   return private_extensions_ ? fs::path("/tmp/kmcts-extensions") / source_hash : extensions_dir(source_hash);
 }
@@ -275,7 +288,9 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
   // Only a candidate that builds extensions has something to prebuild (torch's import alone is
   // 3 s of a CPU slot).
   const bool builds = source.find("cpp_extension") != std::string::npos || source.find("load_inline") != std::string::npos;
-  b.cached = settings_.prebuild && builds ? fs::exists(built) : stored;
+  // A prebuild counts where it was made at the path this evaluation's builds see (a cache made
+  // before the private path, or with the view off, would be built again at every evaluation).
+  b.cached = settings_.prebuild && builds ? prebuilt_here(built, view_extensions_dir(b.source_hash)) : stored;
   if (!settings_.prebuild || !builds || b.cached) return b;
   // The prebuild imports the candidate (its module-level code runs): one the static screen
   // would reject is never imported here; its evaluation rejects it before importing it too.
@@ -303,6 +318,7 @@ BuildResult KernelBenchEvaluator::build(const std::string& source) {
     return b;
   }
   if (answer.value("ok", false)) {
+    answer["built_at"] = spec.view_extensions.string();
     write_file_atomic(built, answer.dump() + "\n");
   } else if (answer.value("build_error", false)) {
     b.ok = false;
@@ -395,7 +411,8 @@ SandboxLimits KernelBenchEvaluator::harness_limits() const {
 }
 
 void KernelBenchEvaluator::lease_harness_uid() {
-  if (geteuid() != 0 || !private_extensions_) return;
+  // Root that can switch uids (not a user namespace's root, whose other uids are unmapped).
+  if (geteuid() != 0 || !private_extensions_ || !confinement_plan(true).drop_identity) return;
   harness_uid_ = std::make_unique<UidLease>();
   // What the harness reads, asked under that uid in the harness's own view.
   std::vector<std::string> argv = {
@@ -403,8 +420,10 @@ void KernelBenchEvaluator::lease_harness_uid() {
       "import os, sys\n"
       "bad = [p for p in sys.argv[1:] if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))]\n"
       "print('cannot read: ' + ', '.join(bad) if bad else 'ok')\n",
-      harness_.string(), (harness_.parent_path() / "candidate_worker.py").string(), settings_.timer_lib,
-      candidates_.string()};
+      harness_.string(), (harness_.parent_path() / "candidate_worker.py").string(), candidates_.string()};
+  // The timer where there is one (a CPU harness or a build without CUPTI has none; the harness
+  // says so itself when it needs it).
+  if (std::error_code ec; fs::exists(settings_.timer_lib, ec)) argv.push_back(settings_.timer_lib);
   if (const std::string file = problem_.raw.value("kernelbench_file", std::string()); !file.empty())
     argv.push_back(fs::absolute(file).string());
   SandboxLimits run;

@@ -14,7 +14,7 @@ import unittest
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "hardware", "kernelbench", "harness"))
-from ext_stage import stage_extensions  # noqa: E402
+from ext_stage import stage_extensions, unstage_extensions  # noqa: E402
 
 try:
     import torch  # noqa: F401
@@ -76,12 +76,38 @@ class StageTest(unittest.TestCase):
         seconds = stage_extensions({"KMCTS_EXTENSIONS_FROM": self.cache, "TORCH_EXTENSIONS_DIR": self.seen})
         self.assertIsNotNone(seconds)
         self.assertFalse(os.path.islink(self.seen))
-        self.assertEqual(open(os.path.join(elsewhere, "kmcts_stage_probe", "build.ninja")).read(), "planted")
+        with open(os.path.join(elsewhere, "kmcts_stage_probe", "build.ninja")) as f:
+            self.assertEqual(f.read(), "planted")
         self.assertEqual(times(self.seen), built)
         code, out = load(self.source, self.seen)
         self.assertEqual(code, 0, out)
         self.assertIn("no work to do", out)
         self.assertIn(os.path.join(self.seen, "kmcts_stage_probe", "kmcts_stage_probe.so"), out)
+
+    def test_what_an_earlier_candidate_did_to_the_folder_is_undone(self):
+        # A candidate of the same uid may have made the staging folder unwritable, or put a file
+        # or a FIFO in its place; the staging removes it all, skips special files in the cache,
+        # and the copy goes again after the evaluation.
+        os.makedirs(os.path.join(self.cache, "sub"))
+        with open(os.path.join(self.cache, "sub", "lib.so"), "w") as f:
+            f.write("built")
+        os.mkfifo(os.path.join(self.cache, "sub", "pipe"))
+        top = os.path.dirname(self.seen)
+        os.makedirs(os.path.join(top, "old", "deep"))
+        os.chmod(os.path.join(top, "old", "deep"), 0)
+        os.chmod(top, 0o500)
+        env = {"KMCTS_EXTENSIONS_FROM": self.cache, "TORCH_EXTENSIONS_DIR": self.seen}
+        stage_extensions(env)
+        with open(os.path.join(self.seen, "sub", "lib.so")) as f:
+            self.assertEqual(f.read(), "built")
+        self.assertFalse(os.path.exists(os.path.join(self.seen, "sub", "pipe")))
+        self.assertFalse(os.path.exists(os.path.join(top, "old")))
+        unstage_extensions(env)
+        self.assertFalse(os.path.exists(top))
+        with open(top, "w") as f:  # a file where the folder goes
+            f.write("x")
+        stage_extensions(env)
+        self.assertTrue(os.path.isdir(self.seen))
 
     def test_nothing_to_stage(self):
         self.assertIsNone(stage_extensions({"TORCH_EXTENSIONS_DIR": self.seen}))

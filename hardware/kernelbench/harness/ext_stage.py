@@ -8,7 +8,8 @@ path the prebuild built at (kmcts bound the cache folder there for it). The harn
 first to the second, times of modification kept to the nanosecond, so torch's ninja finds every
 output up to date and loads the library built ahead, while the candidate may still take its lock
 and write its logs. Whatever was at that path before (a previous candidate's leftovers in a warm
-harness's /tmp) is removed first. Without KMCTS_EXTENSIONS_FROM nothing is staged."""
+harness's /tmp, modes changed, links, special files) is removed first, and the copy is removed
+after the evaluation (unstage_extensions). Without KMCTS_EXTENSIONS_FROM nothing is staged."""
 
 import os
 import shutil
@@ -16,14 +17,38 @@ import stat
 
 
 def _remove(path):
+    """Removes `path` whatever a candidate of the same uid did to it: a folder it made
+    unreadable or unwritable is given back its modes first; a link goes, never its target."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        os.unlink(path)  # a file or a link planted at the path: the link itself, not its target
+    if not stat.S_ISDIR(st.st_mode):
+        os.unlink(path)
+        return
+    os.chmod(path, 0o700)
+    for root, dirs, _ in os.walk(path, topdown=True):  # each folder opened before it is entered
+        for d in dirs:
+            full = os.path.join(root, d)
+            if not os.path.islink(full):
+                os.chmod(full, 0o700)
+
+    def retry(function, failed, _):
+        os.chmod(os.path.dirname(failed), 0o700)
+        function(failed)
+
+    shutil.rmtree(path, onerror=retry)
+
+
+def _regular_only(folder, names):
+    """What copytree leaves out: anything but folders, regular files and links (a FIFO or a
+    device node would hang or fail the copy)."""
+    left = []
+    for name in names:
+        mode = os.lstat(os.path.join(folder, name)).st_mode
+        if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            left.append(name)
+    return left
 
 
 def stage_extensions(env):
@@ -40,13 +65,29 @@ def stage_extensions(env):
     # copy elsewhere.
     probe = parent
     while probe not in ("/", ""):
-        if os.path.islink(probe):
+        if os.path.islink(probe) or (os.path.lexists(probe) and not os.path.isdir(probe)):
             _remove(probe)
         probe = os.path.dirname(probe)
-    os.makedirs(parent, exist_ok=True)
-    _remove(target)
-    if os.path.isdir(source):
-        shutil.copytree(source, target, symlinks=True, copy_function=shutil.copy2)
+    _remove(parent)  # whatever an earlier candidate left or did there
+    os.makedirs(parent, mode=0o700)
+    if os.path.exists(source):
+        if not os.access(source, os.R_OK | os.X_OK):
+            raise PermissionError(f"the harness cannot read the candidate's built extensions: {source}")
+        shutil.copytree(source, target, symlinks=True, copy_function=shutil.copy2, ignore=_regular_only)
+        # The copy is the harness's own: writable (torch rewrites build.ninja, ninja its logs),
+        # times kept (a mode change leaves them).
+        for root, dirs, files in os.walk(target):
+            for name in dirs + files:
+                full = os.path.join(root, name)
+                if not os.path.islink(full):
+                    os.chmod(full, os.lstat(full).st_mode | stat.S_IWUSR)
     else:
         os.makedirs(target)
     return time.perf_counter() - started
+
+
+def unstage_extensions(env):
+    """Removes what stage_extensions made (the whole folder above the candidate's), so that a
+    warm harness's /tmp does not grow with every candidate."""
+    if env.get("KMCTS_EXTENSIONS_FROM") and env.get("TORCH_EXTENSIONS_DIR"):
+        _remove(os.path.dirname(os.path.abspath(env["TORCH_EXTENSIONS_DIR"])))

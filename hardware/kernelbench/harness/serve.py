@@ -118,6 +118,7 @@ def ready(device_arg):
 def serve_hardened(channel, device_arg, timer_lib):
     import hardened
     from candidate_process import Warm
+    from ext_stage import unstage_extensions
     ready(device_arg)
     warm = Warm(spares=True)
     warm.start_spare(device_arg, timer_lib)
@@ -135,8 +136,13 @@ def serve_hardened(channel, device_arg, timer_lib):
                                       "served": served, "retire": True, "nonce": request.get("nonce")}) + "\n")
             channel.flush()
             return
-        result = json.loads(hardened.evaluate_line(args, warm, {str(k): str(v) for k, v in request.get("env", {}).items()}))
+        env = {str(k): str(v) for k, v in request.get("env", {}).items()}
+        result = json.loads(hardened.evaluate_line(args, warm, env))
         strays = end_strays()
+        try:
+            unstage_extensions(env)
+        except OSError as e:  # the next staging starts from scratch anyway; a failure there is judged
+            result.setdefault("notes", []).append(f"staged extensions not removed: {e}")
         if strays:
             result["strays_killed"] = strays
         retire = "infra_error" in result or not healthy(args.device)
