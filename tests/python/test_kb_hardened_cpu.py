@@ -87,7 +87,7 @@ class Hardened(unittest.TestCase):
 
     def test_the_bound_records_the_trusted_gpu_span(self):
         # On a GPU the trusted side also spans each block with a CUDA event pair of its own
-        # (hardened.GpuSpan); the span lies inside the wall span, so the rule stays the wall's
+        # (timing_bound.GpuSpan); the span lies inside the wall span, so the rule stays the wall's
         # and the GPU's unaccounted time is recorded beside it. None on the CPU.
         import hardened
         bound = {"candidate_wall_ms": 100.0, "candidate_windows_ms": 90.0, "candidate_calls": 16,
