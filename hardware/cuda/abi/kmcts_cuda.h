@@ -3,8 +3,10 @@
  * are the CPU ABI's descriptors (kmcts_cpu.h) with `data` in device memory of the current
  * device, in problem.json order.
  *
+ * The kernel runs in a process of its own (kmcts-cuda-host), never in the worker that checks it;
+ * what it prints goes to stderr, and fds 0 and 3 carry that process's messages.
  * Rules the worker checks (a breach is a rejected candidate, with the reason recorded):
- *  - enqueue all work on `stream` and return; the worker synchronises. Work on any other
+ *  - enqueue all work on `stream` and return; the host synchronises. Work on any other
  *    stream, or work still arriving after the call and its synchronisation, is rejected;
  *  - compute: launching kernels the shared object does not define (a library call such as
  *    cuBLAS) is rejected;

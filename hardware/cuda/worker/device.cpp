@@ -24,13 +24,30 @@ size_t DeviceArena::bytes_for(const std::vector<const std::vector<TensorDesc>*>&
   return total;
 }
 
-DeviceArena::DeviceArena(size_t bytes) : bytes_(bytes) {
+namespace {
+int next_arena_id = 0;
+}  // namespace
+
+DeviceArena::DeviceArena(size_t bytes) : id_(next_arena_id++), bytes_(bytes) {
   void* p = nullptr;
   cuda_check(cudaMalloc(&p, std::max(bytes, kAlign)), "cudaMalloc of " + std::to_string(bytes) + " bytes for the tensors");
   base_ = static_cast<char*>(p);
 }
 
 DeviceArena::~DeviceArena() { cudaFree(base_); }
+
+std::string DeviceArena::ipc_handle() const {
+  cudaIpcMemHandle_t h{};
+  cuda_check(cudaIpcGetMemHandle(&h, base_), "cudaIpcGetMemHandle");
+  static const char* digits = "0123456789abcdef";
+  std::string hex;
+  for (char c : h.reserved) {
+    const auto b = static_cast<unsigned char>(c);
+    hex += digits[b >> 4];
+    hex += digits[b & 15];
+  }
+  return hex;
+}
 
 void* DeviceArena::take(size_t bytes, const std::string& what) {
   const size_t need = aligned(bytes);
@@ -40,7 +57,8 @@ void* DeviceArena::take(size_t bytes, const std::string& what) {
   return p;
 }
 
-DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs, DeviceArena* arena) : owned_(arena == nullptr) {
+DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs, DeviceArena* arena)
+    : arena_(arena), owned_(arena == nullptr) {
   for (const auto& d : descs) {
     kmcts_tensor v{};
     v.dtype = d.dtype;
@@ -67,13 +85,18 @@ DeviceTensors::~DeviceTensors() {
 
 DeviceTensors::DeviceTensors(DeviceTensors&& other) noexcept
     : views_(std::move(other.views_)), buffers_(std::move(other.buffers_)), bytes_(std::move(other.bytes_)),
-      owned_(other.owned_) {
+      arena_(other.arena_), owned_(other.owned_) {
   other.buffers_.clear();
 }
 
 void DeviceTensors::copy_from(const DeviceTensors& other, cudaStream_t stream) {
   for (size_t i = 0; i < buffers_.size(); ++i)
     cuda_check(cudaMemcpyAsync(buffers_[i], other.buffers_[i], bytes_[i], cudaMemcpyDeviceToDevice, stream), "copy");
+}
+
+size_t DeviceTensors::offset(size_t i) const {
+  if (!arena_) throw CudaFault("tensors without an arena cannot be shared with a kernel host");
+  return static_cast<size_t>(static_cast<const char*>(buffers_[i]) - arena_->base());
 }
 
 size_t DeviceTensors::element_bytes(size_t i) const { return views_[i].dtype == KMCTS_F64 ? 8 : 4; }

@@ -38,8 +38,15 @@ class DeviceArena {
   DeviceArena& operator=(const DeviceArena&) = delete;
   /// The next `bytes` (rounded up to kAlign); throws CudaFault when the arena is full.
   void* take(size_t bytes, const std::string& what);
+  /// Unique in this process: how a kernel host names the arena.
+  int id() const { return id_; }
+  const char* base() const { return base_; }
+  /// The CUDA IPC handle of the whole arena, hex: what a kernel host maps (only arenas handed
+  /// to a host are ever exported).
+  std::string ipc_handle() const;
 
  private:
+  int id_;
   char* base_ = nullptr;
   size_t bytes_ = 0;
   size_t used_ = 0;
@@ -60,6 +67,10 @@ class DeviceTensors {
   DeviceTensors(DeviceTensors&& other) noexcept;
 
   kmcts_tensor* views() { return views_.data(); }
+  const kmcts_tensor& view(size_t i) const { return views_[i]; }
+  /// The arena the buffers were carved from (null without one), and tensor i's offset in it.
+  const DeviceArena* arena() const { return arena_; }
+  size_t offset(size_t i) const;
   void* data(size_t i) { return buffers_[i]; }
   const void* data(size_t i) const { return buffers_[i]; }
   int32_t count() const { return static_cast<int32_t>(buffers_.size()); }
@@ -74,6 +85,7 @@ class DeviceTensors {
   std::vector<kmcts_tensor> views_;
   std::vector<void*> buffers_;
   std::vector<size_t> bytes_;
+  const DeviceArena* arena_ = nullptr;
   bool owned_ = true;
 };
 

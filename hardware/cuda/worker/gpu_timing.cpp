@@ -155,6 +155,7 @@ GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job
       for (int j = 0; j < kBlockSamples && side->calls < job.timing.max_samples * 2; ++j)
         if ((outcome.timed_failure = loop.sample(*side))) break;
     ++blocks;
+    session.check_timing_bound();
     if (outcome.timed_failure) {
       stop_reason = "timed_call_wrong";
       break;
@@ -178,7 +179,8 @@ GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job
                       {"input_sets", sets.size()},
                       {"sm_clock_max_mhz", loop.max_mhz},
                       {"sm_clock_min_kept_mhz", loop.min_kept_mhz},
-                      {"min_clock_ratio", session.plan().min_clock_ratio}};
+                      {"min_clock_ratio", session.plan().min_clock_ratio},
+                      {"timing_bound", session.timing_bound_json()}};
   outcome.counters.update(side_counters(ref, "reference"));
   outcome.counters.update(side_counters(cand, "candidate"));
   outcome.reference_ns = std::move(ref.samples);

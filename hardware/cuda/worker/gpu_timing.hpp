@@ -21,16 +21,18 @@ namespace kmcts::worker {
 /// outputs). Reference and candidate write the same output buffers: where a buffer lies in
 /// memory moves a kernel's time by ~0.3% on the H200 (A/A pairs measured 0.996-0.997 with
 /// one output buffer per kernel, and 1.000-1.002 with the two buffers' order swapped). The
-/// four are carved from one arena, so their relative placement is the same in every process.
+/// buffers the kernels get are carved from one arena (`shared`, the only one the kernel hosts
+/// map), so their relative placement is the same in every process; the pristine inputs and
+/// the expected outputs lie in another (`own`) that no host can reach.
 struct GpuSet {
   explicit GpuSet(const Job& job)
-      : arena(std::make_unique<DeviceArena>(
-            DeviceArena::bytes_for({&job.inputs, &job.outputs, &job.inputs, &job.outputs}))),
-        pristine(job.inputs, arena.get()),
-        expected(job.outputs, arena.get()),
-        inputs(job.inputs, arena.get()),
-        outputs(job.outputs, arena.get()) {}
-  std::unique_ptr<DeviceArena> arena;  // first: freed after the views
+      : shared(std::make_unique<DeviceArena>(DeviceArena::bytes_for({&job.inputs, &job.outputs}))),
+        own(std::make_unique<DeviceArena>(DeviceArena::bytes_for({&job.inputs, &job.outputs}))),
+        pristine(job.inputs, own.get()),
+        expected(job.outputs, own.get()),
+        inputs(job.inputs, shared.get()),
+        outputs(job.outputs, shared.get()) {}
+  std::unique_ptr<DeviceArena> shared, own;  // first: freed after the views
   DeviceTensors pristine;
   DeviceTensors expected;
   DeviceTensors inputs;

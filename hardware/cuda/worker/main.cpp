@@ -5,8 +5,10 @@
 //                                               // rule, phase; rejected: rule, phase
 //    "reference_samples_ns": [...], "candidate_samples_ns": [...],  // ok only, CUPTI union times
 //    "counters": {...}, "events": {...}, "device": {...}, "candidate_kernels": [...]}
-// A CUDA error inside the candidate's call is a "crash" (the context is unusable after
-// sticky errors, so the worker exits); hangs print nothing: the parent's timeout kills it.
+// Neither kernel runs in this process: each runs in a kmcts-cuda-host of its own (session.hpp),
+// whose reports this process checks against its own clocks. A CUDA error inside the
+// candidate's call, or its host dying, is a "crash" (the context is unusable after sticky
+// errors, so the worker exits); hangs print nothing: the parent's timeout kills it.
 
 #include <algorithm>
 #include <chrono>
@@ -233,6 +235,11 @@ int main(int argc, char** argv) {
       result = f.candidate ? verdict("crash", fmt::format("crash: CUDA error in the candidate ({}): {}", f.phase, f.what()),
                                      {{"phase", f.phase}, {"cuda_error", f.what()}})
                            : verdict("infra_error", fmt::format("the reference failed ({}): {}", f.phase, f.what()));
+      code = 3;
+    } catch (const HostFailure& f) {
+      // The kernel's own process died (a segfault in its code, a kill) or broke the protocol.
+      result = f.candidate ? verdict("crash", std::string("crash: ") + f.what(), {{"host", f.what()}})
+                           : verdict("infra_error", f.what());
       code = 3;
     } catch (const LoadError& e) {
       result = verdict(e.candidate ? "compile_error" : "infra_error", e.what());

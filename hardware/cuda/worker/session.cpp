@@ -1,33 +1,19 @@
 #include "hardware/cuda/worker/session.hpp"
 
-#include "hardware/cuda/worker/gpu_check_kernels.hpp"
-
-#include <dlfcn.h>
-
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "hardware/cuda/cupti/sample_json.hpp"
+
 namespace kmcts::worker {
 namespace {
 
-CudaKernelFn load(const std::string& path, bool candidate) {
-  const char* who = candidate ? "candidate" : "reference";
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
-  if (!handle) {
-    const char* why = dlerror();
-    throw LoadError(candidate, std::string(who) + " cannot be loaded: " + (why ? why : "unknown dlopen error"));
-  }
-  void* symbol = dlsym(handle, "kmcts_cuda_kernel");
-  if (!symbol)
-    throw LoadError(candidate, std::string(who) +
-                                   " does not export kmcts_cuda_kernel (it must be extern \"C\", as declared in kmcts_cuda.h)");
-  CudaKernelFn fn;
-  static_assert(sizeof fn == sizeof symbol);
-  std::memcpy(&fn, &symbol, sizeof fn);
-  return fn;
-}
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
 
 std::string read_binary(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,27 +44,29 @@ CudaPlan CudaPlan::from_json(const nlohmann::json& j) {
   return p;
 }
 
-Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan) {
-  // CUPTI's activity API first, before the context exists; a profiler brings its own.
-  if (plan.protocol != "profile") timer_.emplace();
+Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan), tracing_(plan.protocol != "profile") {
+  // The hosts start first, side by side, and make their contexts while this process makes its
+  // own; the reference's is not needed to profile the candidate.
+  if (plan.protocol != "profile") reference_ = std::make_unique<KernelHost>(false, job.reference, plan.device, tracing_);
+  candidate_ = std::make_unique<KernelHost>(true, job.candidate, plan.device, tracing_);
   cuda_check(cudaSetDevice(plan.device), "cudaSetDevice(" + std::to_string(plan.device) + ")");
   cuda_check(cudaFree(nullptr), "creating the CUDA context");
   size_t persisting_found = 0;
   cudaDeviceGetLimit(&persisting_found, cudaLimitPersistingL2CacheSize);
-  // Nothing may stay pinned in L2 between samples (REFERENCE.md): the limit goes to 0 for
-  // this context, and any call that raises it again is rejected.
+  // Nothing may stay pinned in L2 between samples (REFERENCE.md): each host zeroes the limit
+  // for its context, and any call that raises it again is rejected.
   cuda_check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "zeroing the persisting L2 limit");
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   checks_.emplace();
-  if (timer_) timer_->exempt(cuda::ActivityTimer::stream_id(checks_->stream()), kmcts_gpu_checks::kKernelMarker);
   cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
   cuda_check(cudaEventCreate(&stop_), "cudaEventCreate");
-  reference_ = load(job.reference, false);
-  candidate_ = load(job.candidate, true);
-  if (timer_) {  // under a profiler CUPTI belongs to it: no trace, so no audit either
-    launch_stream_id_ = cuda::ActivityTimer::stream_id(stream_);
-    audit_.emplace(launch_stream_id_, read_binary(job.candidate));
+  for (KernelHost* h : {reference_.get(), candidate_.get()}) {
+    if (!h) continue;
+    h->wait_ready();
+    if (!h->load_error().empty())
+      throw LoadError(h == candidate_.get(), std::string(h == candidate_.get() ? "candidate " : "reference ") + h->load_error());
   }
+  if (tracing_) audit_.emplace(candidate_->launch_stream(), read_binary(job.candidate));
 
   cudaDeviceProp props{};
   cuda_check(cudaGetDeviceProperties(&props, plan.device), "cudaGetDeviceProperties");
@@ -97,7 +85,8 @@ Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan) {
              // Double data rate: two transfers per memory clock.
              {"peak_bytes_per_s_estimate", 2.0 * memory_khz * 1e3 * bus_bits / 8},
              // 128 fp32 lanes per SM on sm_80+ (an upper bound elsewhere), one FMA = 2 flops.
-             {"peak_fp32_flops_estimate", props.multiProcessorCount * 128.0 * 2 * sm_khz * 1e3}};
+             {"peak_fp32_flops_estimate", props.multiProcessorCount * 128.0 * 2 * sm_khz * 1e3},
+             {"kernel_hosts", "the reference and the candidate each run in a process of their own (kmcts-cuda-host)"}};
 }
 
 Session::~Session() {
@@ -106,50 +95,82 @@ Session::~Session() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
+KernelHost& Session::host(bool candidate, const std::string& phase) {
+  KernelHost* h = candidate ? candidate_.get() : reference_.get();
+  if (!h) throw std::runtime_error("no reference host in the " + plan_.protocol + " protocol (" + phase + ")");
+  return *h;
+}
+
+json Session::ask(bool candidate, const json& request, const std::string& phase) {
+  json reply = host(candidate, phase).request(request, phase);
+  if (reply.contains("fault"))
+    throw CallFault(candidate, phase, reply["fault"].is_string() ? reply["fault"].get<std::string>() : reply["fault"].dump());
+  return reply;
+}
+
+void Session::pause_tracing() {
+  for (bool candidate : {false, true})
+    if ((candidate ? candidate_ : reference_) && tracing_) ask(candidate, {{"op", "pause"}}, "pausing the tracing");
+}
+
 cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTensors& out, const std::string& phase) {
-  CudaKernelFn fn = candidate ? candidate_ : reference_;
+  KernelHost& h = host(candidate, phase);
+  const int key = h.bind(in, out);
+  // Everything this process enqueued (poison, copies, the flush) is done before the call, and
+  // the span starts on the GPU's clock before the request goes.
+  cuda_check(cudaDeviceSynchronize(), "before a call (" + phase + ")");
+  cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+  cuda_check(cudaEventSynchronize(start_), "cudaEventSynchronize");
+  const auto t0 = Clock::now();
+  const json reply = ask(candidate, {{"op", "call"}, {"key", key}}, phase);
+  const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+  cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
+  float gpu_ms = 0;
+  cuda_check(cudaEventElapsedTime(&gpu_ms, start_, stop_), "cudaEventElapsedTime");
+
   cuda::ActivitySample sample;
+  cuda::CallTrace trace;
   try {
-    if (!timer_) {  // the profile protocol: the call alone
-      cuda_check(cudaDeviceSynchronize(), "before the call");
-      fn(in.views(), in.count(), out.views(), out.count(), stream_);
-      cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-      return sample;
-    }
-    sample = timer_->measure([&] { fn(in.views(), in.count(), out.views(), out.count(), stream_); });
+    sample = cuda::sample_from_json(reply.at("sample"));
+    trace.persisting_l2_limit = reply.at("persisting_l2_limit").get<uint64_t>();
+    trace.access_policy_bytes = reply.at("access_policy_bytes").get<uint64_t>();
   } catch (const std::exception& e) {
-    throw CallFault(candidate, phase, e.what());
+    throw HostFailure(candidate, fmt::format("the {}'s process sent a malformed reply ({}): {}",
+                                             candidate ? "candidate" : "reference", phase, e.what()));
   }
+  if (!tracing_) return sample;
+  const cuda::CallSpan span{wall_ms, gpu_ms, static_cast<double>(sample.window_ns) * 1e-6,
+                            static_cast<double>(sample.union_ns) * 1e-6};
+  if (phase == "timing") timed_[candidate ? 1 : 0].add(span);
   if (!candidate) return sample;
   candidate_kernels_.insert(sample.kernel_names.begin(), sample.kernel_names.end());
-  cuda::CallTrace trace;
   trace.streams = sample.streams;
   trace.kernels = sample.kernel_names;
   trace.stray_kernels = sample.stray_before + sample.stray_after;
   trace.stray_names = sample.stray_names;
-  size_t limit = 0;
-  cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize);
-  trace.persisting_l2_limit = limit;
-  cudaStreamAttrValue window{};
-  if (cudaStreamGetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &window) == cudaSuccess)
-    trace.access_policy_bytes = window.accessPolicyWindow.num_bytes;
   last_trace_ = cuda::to_json(trace);
-  last_trace_["launch_stream"] = launch_stream_id_;
+  last_trace_["launch_stream"] = candidate_->launch_stream();
+  last_trace_["span"] = {{"wall_ms", span.wall_ms}, {"gpu_ms", span.gpu_ms}, {"window_ms", span.window_ms}, {"union_ms", span.union_ms}};
   if (auto violation = audit_->check(trace)) throw Rejected(*violation, phase, last_trace_);
+  if (auto violation = cuda::check_call(span, policy_)) throw Rejected(*violation, phase, last_trace_);
   return sample;
 }
 
+void Session::check_timing_bound() {
+  if (auto violation = cuda::check_totals(timed_[0], timed_[1], policy_, &bound_record_))
+    throw Rejected(*violation, "timing", last_trace_);
+}
+
 double Session::event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out) {
-  CudaKernelFn fn = candidate ? candidate_ : reference_;
+  KernelHost& h = host(candidate, "events");
+  const int key = h.bind(in, out);
   cuda_check(cudaDeviceSynchronize(), "before an event sample");
-  cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
-  fn(in.views(), in.count(), out.views(), out.count(), stream_);
-  cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
-  const cudaError_t e = cudaDeviceSynchronize();
-  if (e != cudaSuccess) throw CallFault(candidate, "events", std::string("cudaDeviceSynchronize: ") + cudaGetErrorString(e));
-  float ms = 0;
-  cuda_check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
-  return ms * 1e6;
+  const json reply = ask(candidate, {{"op", "event"}, {"key", key}}, "events");
+  if (!reply.contains("event_ns") || !reply["event_ns"].is_number())
+    throw HostFailure(candidate, std::string("the ") + (candidate ? "candidate" : "reference") +
+                                     "'s process sent a malformed reply (events)");
+  return reply["event_ns"].get<double>();
 }
 
 }  // namespace kmcts::worker

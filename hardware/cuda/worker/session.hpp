@@ -1,10 +1,14 @@
 #pragma once
-// One CUDA worker run: the device, the launch stream, the CUPTI timer, the two kernels, and
-// the audit every candidate call passes. Calls go through here so each is traced, checked
-// for CUDA errors and, for the candidate, audited against the ABI's rules.
+// One CUDA worker run: the device, the worker's own stream, the GPU checks, and one kernel
+// host per kernel (kernel_host.hpp): the reference's and the candidate's code runs in those
+// processes, never in this one. Calls go through here so each is spanned by this process's
+// clocks (wall, and a CUDA event pair on its stream), checked for CUDA errors and, for the
+// candidate, audited against the ABI's rules and held to the timing bound (timing_bound.hpp).
 #include <cuda_runtime.h>
 
+#include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 
@@ -12,13 +16,13 @@
 
 #include "hardware/cuda/audit.hpp"
 #include "hardware/cuda/cupti/activity_timer.hpp"
+#include "hardware/cuda/timing_bound.hpp"
 #include "hardware/cuda/worker/device.hpp"
 #include "hardware/cuda/worker/gpu_checks.hpp"
+#include "hardware/cuda/worker/kernel_host.hpp"
 #include "hardware/worker/job.hpp"
 
 namespace kmcts::worker {
-
-using CudaKernelFn = void (*)(const kmcts_tensor*, int32_t, kmcts_tensor*, int32_t, cudaStream_t);
 
 /// The CUDA section of the job file (cuda_evaluator.cpp writes it).
 struct CudaPlan {
@@ -35,7 +39,7 @@ struct CudaPlan {
   static CudaPlan from_json(const nlohmann::json& j);
 };
 
-/// The candidate broke an ABI rule (audit.hpp); reported as verdict "rejected".
+/// The candidate broke an ABI rule (audit.hpp) or the timing bound; reported as "rejected".
 struct Rejected : std::runtime_error {
   Rejected(cuda::Violation v, std::string phase, nlohmann::json trace)
       : std::runtime_error(v.message), violation(std::move(v)), phase(std::move(phase)), trace(std::move(trace)) {}
@@ -52,51 +56,61 @@ struct CallFault : std::runtime_error {
   std::string phase;
 };
 
-class Session {
- public:
-  /// Selects the device, creates the context and the launch stream, zeroes the persisting
-  /// L2 limit, loads both kernels. Throws CudaFault / std::runtime_error (infra errors) or
-  /// LoadError for a candidate that cannot be loaded.
-  Session(const Job& job, const CudaPlan& plan);
-  ~Session();
-
-  /// Runs one call inside a CUPTI window. Candidate calls are audited (throws Rejected) and
-  /// CUDA errors become CallFault.
-  cuda::ActivitySample call(bool candidate, DeviceTensors& in, DeviceTensors& out, const std::string& phase);
-  /// The same call timed by CUDA events on the launch stream, tracing paused (cross-check).
-  double event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out);
-
-  cudaStream_t stream() const { return stream_; }
-  /// Fills, poisoning and comparisons on the GPU (their kernels are not the candidate's).
-  GpuChecks& checks() { return *checks_; }
-  const CudaPlan& plan() const { return plan_; }
-  nlohmann::json device_json() const { return device_; }
-  void pause_tracing() {
-    if (timer_) timer_->pause();
-  }
-  const std::set<std::string>& candidate_kernels() const { return candidate_kernels_; }
-  /// The last audited candidate call's trace, with the launch stream's CUPTI id.
-  const nlohmann::json& last_trace() const { return last_trace_; }
-
- private:
-  CudaPlan plan_;
-  cudaStream_t stream_ = nullptr;
-  std::optional<cuda::ActivityTimer> timer_;  // absent in the profile protocol
-  std::optional<GpuChecks> checks_;
-  CudaKernelFn reference_ = nullptr, candidate_ = nullptr;
-  std::optional<cuda::CandidateAudit> audit_;
-  std::set<std::string> candidate_kernels_;
-  nlohmann::json last_trace_;
-  uint32_t launch_stream_id_ = 0;
-  nlohmann::json device_;
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
-};
-
 /// A kernel that could not be loaded (missing symbol, bad object); the candidate's is a
 /// compile_error, the reference's an infra_error.
 struct LoadError : std::runtime_error {
   LoadError(bool candidate, const std::string& what) : std::runtime_error(what), candidate(candidate) {}
   bool candidate;
+};
+
+class Session {
+ public:
+  /// Selects the device, creates this process's context and stream, zeroes the persisting L2
+  /// limit, starts the kernel hosts (the reference's only where the protocol calls it) and
+  /// waits for both kernels to load. Throws CudaFault / std::runtime_error / HostFailure
+  /// (infra errors, or the candidate's host failing), or LoadError.
+  Session(const Job& job, const CudaPlan& plan);
+  ~Session();
+
+  /// Runs one call in its kernel's host inside a CUPTI window, spanned here. Candidate calls
+  /// are audited and their reports checked against the spans (throw Rejected); CUDA errors
+  /// become CallFault; a host that dies or breaks the protocol, HostFailure. Calls of phase
+  /// "timing" count toward the timing bound.
+  cuda::ActivitySample call(bool candidate, DeviceTensors& in, DeviceTensors& out, const std::string& phase);
+  /// The same call timed by CUDA events on the host's launch stream, tracing paused (cross-check).
+  double event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out);
+  /// The timing bound over the timed calls so far (timing_bound.hpp); throws Rejected.
+  void check_timing_bound();
+  nlohmann::json timing_bound_json() const { return bound_record_; }
+
+  /// This process's stream: the L2 flush, and the event pairs that span each call.
+  cudaStream_t stream() const { return stream_; }
+  /// Fills, poisoning and comparisons on the GPU (their kernels are not the candidate's).
+  GpuChecks& checks() { return *checks_; }
+  const CudaPlan& plan() const { return plan_; }
+  nlohmann::json device_json() const { return device_; }
+  void pause_tracing();
+  const std::set<std::string>& candidate_kernels() const { return candidate_kernels_; }
+  /// The last audited candidate call's trace, with the launch stream's CUPTI id.
+  const nlohmann::json& last_trace() const { return last_trace_; }
+
+ private:
+  KernelHost& host(bool candidate, const std::string& phase);
+  nlohmann::json ask(bool candidate, const nlohmann::json& request, const std::string& phase);
+
+  CudaPlan plan_;
+  bool tracing_ = true;  // off in the profile protocol: a profiler owns CUPTI
+  cudaStream_t stream_ = nullptr;
+  std::optional<GpuChecks> checks_;
+  std::unique_ptr<KernelHost> reference_, candidate_;
+  std::optional<cuda::CandidateAudit> audit_;
+  std::set<std::string> candidate_kernels_;
+  nlohmann::json last_trace_;
+  nlohmann::json device_;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  cuda::TimingBoundPolicy policy_;
+  cuda::SpanTotals timed_[2];  // [candidate]
+  nlohmann::json bound_record_ = nlohmann::json::object();
 };
 
 }  // namespace kmcts::worker

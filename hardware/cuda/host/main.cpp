@@ -1,0 +1,237 @@
+// kmcts-cuda-host --device N --kernel PATH [--no-tracing]: runs one kernel (the reference or a
+// candidate) for the trusted CUDA worker, which starts one host per kernel and never loads
+// either kernel itself. The worker owns every tensor; the host maps the buffers it is given
+// (CUDA IPC: inputs and outputs only, never the pristine copies or the expected outputs),
+// calls the kernel on its own stream inside a CUPTI window, and replies with what CUPTI saw.
+// A candidate that takes this process over can report what it likes: the worker spans each
+// call itself and checks the reports (hardware/cuda/timing_bound.hpp), and checks every output
+// on its own copies. Requests come one JSON line at a time on fd 0, replies go on fd 3
+// (fd 1 is pointed at stderr, so what a kernel prints cannot be mistaken for a reply):
+//   {"op":"bind","key":K,"arenas":[{"id":A,"handle":HEX}],"inputs":[T...],"outputs":[T...]}
+//       T = {"arena":A,"offset":BYTES,"dtype":D,"shape":[...]}          -> {"ok":true}
+//   {"op":"call","key":K}   -> {"sample":{...},"persisting_l2_limit":N,"access_policy_bytes":N}
+//   {"op":"event","key":K}  -> {"event_ns":X}   (CUDA events on the launch stream, tracing paused)
+//   {"op":"pause"}          -> {"ok":true}      (tracing off for good)
+// A CUDA error in a call replies {"fault":MESSAGE} and ends the host (errors are sticky).
+// The first reply says whether the kernel loaded: {"ready":true,"launch_stream":ID} or
+// {"load_error":MESSAGE}; any other failure {"error":MESSAGE}.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hardware/cuda/cupti/activity_timer.hpp"
+#include "hardware/cuda/cupti/sample_json.hpp"
+#include "kmcts_cuda.h"
+
+namespace {
+
+using nlohmann::json;
+using KernelFn = void (*)(const kmcts_tensor*, int32_t, kmcts_tensor*, int32_t, cudaStream_t);
+constexpr int kRequestFd = 0, kReplyFd = 3;
+
+void reply(const json& j) {
+  const std::string text = j.dump() + "\n";
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(kReplyFd, text.data() + done, text.size() - done);
+    if (n <= 0) std::_Exit(4);
+    done += static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void reply_and_exit(const json& j, int code) {
+  reply(j);
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
+/// The next request line; nullopt at end of input (the worker is gone).
+std::optional<std::string> next_line() {
+  static std::string buffer;
+  for (;;) {
+    if (auto nl = buffer.find('\n'); nl != std::string::npos) {
+      std::string line = buffer.substr(0, nl);
+      buffer.erase(0, nl + 1);
+      return line;
+    }
+    char chunk[4096];
+    const ssize_t n = ::read(kRequestFd, chunk, sizeof chunk);
+    if (n <= 0) return std::nullopt;
+    buffer.append(chunk, static_cast<size_t>(n));
+  }
+}
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+cudaIpcMemHandle_t handle_from_hex(const std::string& hex) {
+  cudaIpcMemHandle_t h{};
+  if (hex.size() != 2 * sizeof h.reserved) throw std::runtime_error("bad IPC handle");
+  for (size_t i = 0; i < sizeof h.reserved; ++i)
+    h.reserved[i] = static_cast<char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+  return h;
+}
+
+struct Binding {
+  std::vector<kmcts_tensor> inputs, outputs;
+};
+
+class Host {
+ public:
+  Host(int device, const std::string& kernel, bool tracing) {
+    if (tracing) timer_.emplace();  // before the context exists (activity_timer.hpp)
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaFree(nullptr), "creating the CUDA context");
+    check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "zeroing the persisting L2 limit");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreate(&start_), "cudaEventCreate");
+    check(cudaEventCreate(&stop_), "cudaEventCreate");
+    dlerror();
+    void* handle = dlopen(kernel.c_str(), RTLD_LOCAL | RTLD_NOW);
+    if (!handle) {
+      const char* why = dlerror();
+      reply_and_exit({{"load_error", std::string("cannot be loaded: ") + (why ? why : "unknown dlopen error")}}, 0);
+    }
+    void* symbol = dlsym(handle, "kmcts_cuda_kernel");
+    if (!symbol)
+      reply_and_exit({{"load_error", "does not export kmcts_cuda_kernel (it must be extern \"C\", as declared in "
+                                     "kmcts_cuda.h)"}},
+                     0);
+    static_assert(sizeof fn_ == sizeof symbol);
+    std::memcpy(&fn_, &symbol, sizeof fn_);
+  }
+
+  json ready() const {
+    return {{"ready", true}, {"launch_stream", timer_ ? kmcts::cuda::ActivityTimer::stream_id(stream_) : 0}};
+  }
+
+  json serve(const json& request) {
+    const std::string op = request.at("op").get<std::string>();
+    if (op == "bind") return bind(request);
+    if (op == "pause") {
+      if (timer_) timer_->pause();
+      return {{"ok", true}};
+    }
+    Binding& b = bindings_.at(request.at("key").get<int>());
+    if (op == "call") return call(b);
+    if (op == "event") return event(b);
+    throw std::runtime_error("unknown op " + op);
+  }
+
+ private:
+  json bind(const json& request) {
+    for (const auto& a : request.at("arenas")) {
+      const int id = a.at("id").get<int>();
+      if (arenas_.count(id)) continue;
+      void* p = nullptr;
+      check(cudaIpcOpenMemHandle(&p, handle_from_hex(a.at("handle").get<std::string>()), cudaIpcMemLazyEnablePeerAccess),
+            "cudaIpcOpenMemHandle");
+      arenas_[id] = static_cast<char*>(p);
+    }
+    auto views = [&](const json& list) {
+      std::vector<kmcts_tensor> out;
+      for (const auto& t : list) {
+        kmcts_tensor v{};
+        v.dtype = t.at("dtype").get<int32_t>();
+        const auto shape = t.at("shape").get<std::vector<int64_t>>();
+        if (shape.size() > sizeof v.shape / sizeof v.shape[0]) throw std::runtime_error("too many dimensions");
+        v.ndim = static_cast<int32_t>(shape.size());
+        v.numel = 1;
+        for (size_t k = 0; k < shape.size(); ++k) v.shape[k] = shape[k], v.numel *= shape[k];
+        v.data = arenas_.at(t.at("arena").get<int>()) + t.at("offset").get<size_t>();
+        out.push_back(v);
+      }
+      return out;
+    };
+    bindings_[request.at("key").get<int>()] = {views(request.at("inputs")), views(request.at("outputs"))};
+    return {{"ok", true}};
+  }
+
+  void launch(Binding& b) {
+    fn_(b.inputs.data(), static_cast<int32_t>(b.inputs.size()), b.outputs.data(), static_cast<int32_t>(b.outputs.size()),
+        stream_);
+  }
+
+  json call(Binding& b) {
+    try {
+      check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+      kmcts::cuda::ActivitySample s;
+      if (timer_) {
+        s = timer_->measure([&] { launch(b); });
+      } else {  // under a profiler: the call alone
+        check(cudaDeviceSynchronize(), "before the call");
+        launch(b);
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      }
+      size_t limit = 0;
+      cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize);
+      cudaStreamAttrValue window{};
+      uint64_t policy = 0;
+      if (cudaStreamGetAttribute(stream_, cudaStreamAttributeAccessPolicyWindow, &window) == cudaSuccess)
+        policy = window.accessPolicyWindow.num_bytes;
+      return {{"sample", kmcts::cuda::sample_to_json(s)}, {"persisting_l2_limit", limit}, {"access_policy_bytes", policy}};
+    } catch (const std::exception& e) {
+      reply_and_exit({{"fault", e.what()}}, 3);
+    }
+  }
+
+  json event(Binding& b) {
+    try {
+      check(cudaDeviceSynchronize(), "before an event sample");
+      check(cudaEventRecord(start_, stream_), "cudaEventRecord");
+      launch(b);
+      check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start_, stop_), "cudaEventElapsedTime");
+      return {{"event_ns", ms * 1e6}};
+    } catch (const std::exception& e) {
+      reply_and_exit({{"fault", e.what()}}, 3);
+    }
+  }
+
+  std::optional<kmcts::cuda::ActivityTimer> timer_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  KernelFn fn_ = nullptr;
+  std::map<int, char*> arenas_;
+  std::map<int, Binding> bindings_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  dup2(2, 1);  // what a kernel prints goes to stderr; replies have fd 3 of their own
+  int device = -1;
+  std::string kernel;
+  bool tracing = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--device" && i + 1 < argc) device = std::atoi(argv[++i]);
+    else if (a == "--kernel" && i + 1 < argc) kernel = argv[++i];
+    else if (a == "--no-tracing") tracing = false;
+    else reply_and_exit({{"error", "usage: kmcts-cuda-host --device N --kernel PATH [--no-tracing]"}}, 2);
+  }
+  if (device < 0 || kernel.empty()) reply_and_exit({{"error", "kmcts-cuda-host: --device and --kernel are required"}}, 2);
+  try {
+    Host host(device, kernel, tracing);
+    reply(host.ready());
+    while (auto line = next_line()) reply(host.serve(json::parse(*line)));
+  } catch (const std::exception& e) {
+    reply_and_exit({{"error", std::string("kmcts-cuda-host: ") + e.what()}}, 3);
+  }
+  std::fflush(nullptr);
+  std::_Exit(0);  // a thread the candidate left behind dies with the process
+}
