@@ -85,6 +85,21 @@ class Hardened(unittest.TestCase):
         self.assertLess(bound["unaccounted_ms"], bound["allowed_ms"])
         self.assertGreater(bound["candidate_calls"], 0)
 
+    def test_reported_work_too_short_for_its_own_windows_is_rejected(self):
+        # union_patch.py shrinks only the time it reports as its work, leaving each window
+        # honest: the walls cannot see it, the time inside the windows can.
+        r = evaluate(os.path.join(CHEATS, "union_patch.py"), "--screen", "record")
+        self.assertEqual(verdict(r), "rejected", message(r))
+        self.assertIn("timing_bound", r["rejected"])
+        self.assertIn("off the timed work", r["rejected"])
+        import hardened
+        bound = {"candidate_wall_ms": 100.0, "candidate_windows_ms": 90.0, "candidate_unions_ms": 89.0,
+                 "candidate_calls": 16, "outside_per_call_ms": 0.1, "slack_per_call_ms": 0.2, "gap_per_call_ms": 0.05}
+        hardened.timing_bound(bound, 1)
+        self.assertAlmostEqual(bound["gap_ms"], 1.0)
+        with self.assertRaises(hardened.Verdict):
+            hardened.timing_bound(dict(bound, candidate_unions_ms=10.0), 1)
+
     def test_the_bound_records_the_trusted_gpu_span(self):
         # On a GPU the trusted side also spans each block with a CUDA event pair of its own
         # (timing_bound.GpuSpan); the span lies inside the wall span, so the rule stays the wall's

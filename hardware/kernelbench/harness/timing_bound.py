@@ -23,19 +23,24 @@ BOUND_FLOOR_MS = 50.0
 BOUND_GPU_SPAN_SLACK_MS = 0.05
 
 
-def outside_ms(reference, timer, sets, keys, device):
-    """What the candidate's block code leaves outside its call windows, per call (ms): the trusted
-    side runs candidate_worker.time_block itself on the reference and the sets (twice: the first
-    warms up; the slots are overwritten by every later call)."""
+def reference_overheads(reference, timer, sets, keys, device):
+    """What the candidate's block code leaves unreported per call (ms), learnt on the reference:
+    the trusted side runs candidate_worker.time_block itself on the reference and the sets (twice:
+    the first warms up; the slots are overwritten by every later call). outside_per_call_ms: wall
+    time outside the call windows; gap_per_call_ms: time inside the windows off the GPU union
+    (launches, synchronisation, host work; 0 on the CPU, whose windows are the union)."""
     import candidate_worker
     bound = {key: (s.inputs, [s.slot]) for key, s in zip(keys, sets)}
-    per_call = []
+    found = {}
     for _ in range(2):
         t0 = time.perf_counter()
         reply = candidate_worker.time_block(candidate_worker.Instances([reference]), timer, bound, keys, device)
         wall = (time.perf_counter() - t0) * 1e3
-        per_call.append(max(0.0, wall - sum(x["window_ns"] * 1e-6 for x in reply["samples"])) / len(keys))
-    return per_call[-1]
+        windows = sum(x["window_ns"] * 1e-6 for x in reply["samples"])
+        unions = sum(x["union_ns"] * 1e-6 for x in reply["samples"])
+        found = {"outside_per_call_ms": max(0.0, wall - windows) / len(keys),
+                 "gap_per_call_ms": max(0.0, windows - unions) / len(keys)}
+    return found
 
 
 class GpuSpan:
@@ -65,13 +70,16 @@ class GpuSpan:
 
 
 def timing_bound(bound, blocks):
-    """Verdict when the candidate's reported windows leave more of its blocks' wall time
-    unaccounted for than the trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS). On a
-    GPU the event pairs' span is recorded too; it lies inside the wall span, so it cannot
-    shorten what is unaccounted for. What it adds is the per-block check in time_candidate: no
-    more GPU time reported than the GPU's own clock saw pass."""
+    """Verdict when the candidate's reports leave more of its blocks unaccounted for than the
+    trusted side's overheads allow (see BOUND_SLACK_PER_BLOCK_MS): its windows too little of the
+    blocks' wall time, or (where the reference's gap is known) its GPU time too little of its
+    windows, which a process taken over could shrink while leaving its windows honest. On a GPU
+    the event pairs' span is recorded too; it lies inside the wall span, so it cannot shorten
+    what is unaccounted for. What it adds is the per-block check in time_candidate: no more GPU
+    time reported than the GPU's own clock saw pass."""
+    base = max(BOUND_FLOOR_MS, blocks * BOUND_SLACK_PER_BLOCK_MS)
     per_call = BOUND_OUTSIDE_FACTOR * bound["outside_per_call_ms"] + bound["slack_per_call_ms"]
-    allowed = max(BOUND_FLOOR_MS, blocks * BOUND_SLACK_PER_BLOCK_MS) + bound["candidate_calls"] * per_call
+    allowed = base + bound["candidate_calls"] * per_call
     unaccounted = bound["candidate_wall_ms"] - bound["candidate_windows_ms"]
     bound.update(allowed_ms=allowed, unaccounted_ms=unaccounted)
     if "candidate_gpu_ms" in bound:  # recorded: the GPU span lies inside the wall span, so the wall decides
@@ -81,3 +89,15 @@ def timing_bound(bound, blocks):
                                f"ms of call windows in blocks that took {bound['candidate_wall_ms']:.3f} ms of wall "
                                f"time; {unaccounted:.3f} ms unaccounted for, more than the {allowed:.3f} ms the "
                                "trusted side's own overheads allow (its reported times are too short)")
+    if "gap_per_call_ms" not in bound or "candidate_unions_ms" not in bound:
+        return
+    gap = bound["candidate_windows_ms"] - bound["candidate_unions_ms"]
+    allowed_gap = base + bound["candidate_calls"] * (BOUND_OUTSIDE_FACTOR * bound["gap_per_call_ms"] +
+                                                     bound["slack_per_call_ms"])
+    bound.update(allowed_gap_ms=allowed_gap, gap_ms=gap)
+    if gap > allowed_gap:
+        raise Verdict(rejected=f"timing_bound: the candidate's process reported {bound['candidate_unions_ms']:.3f} ms "
+                               f"of timed work inside {bound['candidate_windows_ms']:.3f} ms of call windows; "
+                               f"{gap:.3f} ms of them off the timed work, more than the {allowed_gap:.3f} ms the "
+                               "reference's calls allow (its reported times are too short, or its calls do host "
+                               "work between kernels)")
