@@ -1,5 +1,7 @@
 #include "hardware/worker/tensors.hpp"
 
+#include "hardware/worker/shared_arena.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -53,15 +55,17 @@ std::string describe(double x) { return fmt::format("{:.9g}", x); }
 
 }  // namespace
 
-void TensorSet::Free::operator()(std::byte* p) const { std::free(p); }
+void TensorSet::Free::operator()(std::byte* p) const {
+  if (owned) std::free(p);
+}
 
-TensorSet::TensorSet(const std::vector<TensorDesc>& descs) {
+TensorSet::TensorSet(const std::vector<TensorDesc>& descs, SharedArena* arena) {
   for (const auto& d : descs) {
     size_t bytes = static_cast<size_t>(d.numel) * element_size(d.dtype);
     size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-    auto* raw = static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
+    auto* raw = arena ? arena->take(rounded) : static_cast<std::byte*>(std::aligned_alloc(kAlignment, rounded));
     if (!raw) throw std::bad_alloc();
-    buffers_.emplace_back(raw);
+    buffers_.emplace_back(raw, Free{arena == nullptr});
     bytes_.push_back(bytes);
     kmcts_tensor view{};
     view.data = raw;

@@ -20,9 +20,12 @@ namespace kmcts::worker {
 
 /// Owns one buffer per tensor (64-byte aligned: a cache line, and enough for AVX-512
 /// loads) and the kmcts_tensor views the ABI passes to kernels.
+class SharedArena;
+
 class TensorSet {
  public:
-  explicit TensorSet(const std::vector<TensorDesc>& descs);
+  /// With an arena, the buffers are carved from it (and the arena frees them).
+  explicit TensorSet(const std::vector<TensorDesc>& descs, SharedArena* arena = nullptr);
   kmcts_tensor* views() { return views_.data(); }
   int32_t count() const { return static_cast<int32_t>(views_.size()); }
   const kmcts_tensor& view(size_t i) const { return views_[i]; }
@@ -33,6 +36,7 @@ class TensorSet {
 
  private:
   struct Free {
+    bool owned = true;
     void operator()(std::byte* p) const;
   };
   std::vector<std::unique_ptr<std::byte, Free>> buffers_;

@@ -3,6 +3,7 @@
 # computes a correct matmul and tries one way out on its first call; `kmcts measure` must still
 # judge it ok, nothing it tries may succeed (it prints "ESCAPED:" for what does), and nothing of it
 # may be left: no data in files outside its folder, no listener contacted, no process alive.
+# Variant 9 forges its reported times instead, and must be rejected by the timing bound.
 # A way out is required to be closed only where the evaluation's record says the confinement
 # that closes it held (details.confinement: a container may refuse namespaces).
 # Usage: hostile.sh KMCTS_BINARY SOURCE_DIR
@@ -75,6 +76,17 @@ holds "process namespace" || echo "note: no process namespace here ($confinement
 measure 8 --set evaluator.max_processes=64 || true
 sleep 0.3
 ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-f$" && fail "attack 8: its children outlived the evaluation"
+# 9: not a way out but a forgery: the candidate takes over its host's reply channel and reports
+# its calls 100 times shorter; the trusted worker's own clock must give it away.
+{ echo "#define HOSTILE_ATTACK 9"; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack9.cpp"
+out=$(cd "$work" && "$kmcts" measure "$src/problems/cpu/matmul" "$work/attack9.cpp" --jsonl "$work/m-9.jsonl" \
+  --set evaluator.cache_dir="$work/cache" 2>&1)
+if grep -q "attack9.cpp \[1/1\] rejected: .*timing_bound\|attack9.cpp \[1/1\] rejected: the candidate's process" <<<"$out" &&
+  grep -q '"rule": *"timing_bound"' "$work/m-9.jsonl"; then
+  passes=$((passes + 1))
+else
+  fail "attack 9: forged times not rejected by the timing bound: $out"
+fi
 [ -n "$confinement" ] || fail "the evaluations do not record their confinement"
 echo "confinement: $confinement"
 echo "$passes passed, $failures failed"

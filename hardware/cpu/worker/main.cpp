@@ -5,12 +5,11 @@
 //                                                          // expected, got, max_abs_err, rule, phase, trial
 //    "reference_samples_ns": [...], "candidate_samples_ns": [...],   // ok only, in timing order
 //    "counters": {"samples_reference", "warmup_calls_candidate", "stop_reason", ...}}  // ok only
-// Crashes and hangs print nothing: the parent maps the signal or its own timeout.
-// It runs untrusted code in-process on purpose: the evaluator runs it in a sandboxed child,
-// so a kernel that crashes or hangs takes down only this process.
-#include <dlfcn.h>
-
-#include <cstring>
+// Neither kernel runs in this process: each runs in a host forked from it (cpu_host.hpp) before
+// it draws anything, which keeps only its own shared buffers; this process checks every output
+// on its own copies and holds the hosts' reported times to the timing bound ("rejected",
+// rule timing_bound). A host that dies is a "crash" (the candidate's) or an infra_error (the
+// reference's); hangs print nothing: the parent's timeout kills the whole group.
 #include <fstream>
 #include <new>
 #include <string>
@@ -29,48 +28,36 @@ namespace {
 
 using nlohmann::json;
 
-struct Loaded {
-  KernelFn fn = nullptr;
-  std::string error;
+/// Both kernels' hosts, each with its own arena: inputs copied in, outputs written there.
+struct Hosts {
+  Hosts(const Job& job)
+      : reference_arena(SharedArena::bytes_for({&job.inputs, &job.outputs}, job.timing.input_sets + 2)),
+        candidate_arena(SharedArena::bytes_for({&job.inputs, &job.outputs}, job.timing.input_sets + 2)),
+        reference(false, job.reference, job, reference_arena, {&candidate_arena}),
+        candidate(true, job.candidate, job, candidate_arena, {&reference_arena}) {}
+  SharedArena reference_arena, candidate_arena;  // first: the hosts fork with both mapped
+  CpuHost reference, candidate;
 };
 
-Loaded load_kernel(const std::string& path) {
-  dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
-  if (!handle) {
-    const char* why = dlerror();
-    return {nullptr, std::string("cannot be loaded: ") + (why ? why : "unknown dlopen error")};
-  }
-  void* symbol = dlsym(handle, "kmcts_kernel");
-  if (!symbol) return {nullptr, "does not export kmcts_kernel (it must be extern \"C\", as declared in kmcts_cpu.h)"};
-  KernelFn fn;
-  static_assert(sizeof fn == sizeof symbol);
-  std::memcpy(&fn, &symbol, sizeof fn);  // object-to-function pointer without a pedantic cast
-  return {fn, {}};
-}
-
-void call(KernelFn fn, TensorSet& inputs, TensorSet& outputs) {
-  fn(inputs.views(), inputs.count(), outputs.views(), outputs.count());
-}
-
-/// Fresh random inputs each trial, cycling through the distributions; the reference
-/// and the candidate each get their own pristine copy of the inputs.
-json check_correctness(const Job& job, KernelFn ref, KernelFn cand) {
-  TensorSet pristine(job.inputs), inputs(job.inputs), expected(job.outputs), got(job.outputs);
+/// Fresh random inputs each trial, cycling through the distributions; the reference and the
+/// candidate each get their own copy of the pristine inputs, in their own host's arena.
+json check_correctness(const Job& job, Hosts& h) {
+  TensorSet pristine(job.inputs);
+  TensorSet ref_in(job.inputs, &h.reference_arena), expected(job.outputs, &h.reference_arena);
+  TensorSet cand_in(job.inputs, &h.candidate_arena), got(job.outputs, &h.candidate_arena);
   for (int trial = 0; trial < job.correctness_trials; ++trial) {
     fill_inputs(pristine, job.inputs, job.input_seed, kCorrectnessStream, trial);
     json where = {{"trial", trial}, {"distribution", distributions_of(job, trial)}};
-    inputs.copy_from(pristine);
+    ref_in.copy_from(pristine);
     poison(expected);
-    call(ref, inputs, expected);
-    if (auto m = find_modified_input(pristine, inputs, job.inputs))
+    h.reference.call(ref_in, expected, "correctness");
+    if (auto m = find_modified_input(pristine, ref_in, job.inputs))
       return verdict("infra_error", "the reference modifies its inputs: " + m->message);
-    inputs.copy_from(pristine);
+    cand_in.copy_from(pristine);
     poison(got);
-    call(cand, inputs, got);
-    if (auto m = find_modified_input(pristine, inputs, job.inputs)) return wrong(*m, "correctness", where);
-    if (auto m = compare_outputs(expected, got, job.outputs, job.atol, job.rtol))
-      return wrong(*m, "correctness", where);
+    h.candidate.call(cand_in, got, "correctness");
+    if (auto m = find_modified_input(pristine, cand_in, job.inputs)) return wrong(*m, "correctness", where);
+    if (auto m = compare_outputs(expected, got, job.outputs, job.atol, job.rtol)) return wrong(*m, "correctness", where);
   }
   return nullptr;
 }
@@ -78,27 +65,29 @@ json check_correctness(const Job& job, KernelFn ref, KernelFn cand) {
 /// After timing: the inputs must still be intact, and each set's last candidate outputs
 /// must match the reference's (catches kernels that are correct first and skip work later).
 /// Then new values in the same buffers (catches caching results by input address).
-json recheck_after_timing(const Job& job, KernelFn ref, KernelFn cand, std::vector<TimingSet>& sets) {
+json recheck_after_timing(const Job& job, Hosts& h, std::vector<TimingSet>& sets) {
   TensorSet scratch(job.inputs);
   for (size_t s = 0; s < sets.size(); ++s) {
     json where = {{"input_set", s}, {"distribution", distributions_of(job, static_cast<int>(s))}};
     fill_inputs(scratch, job.inputs, job.input_seed, kTimingStream, static_cast<int>(s));
-    if (auto m = find_modified_input(scratch, sets[s].inputs, job.inputs)) return wrong(*m, "timing", where);
+    if (auto m = find_modified_input(scratch, sets[s].reference_in, job.inputs))
+      return verdict("infra_error", "the reference modified its inputs during timing: " + m->message);
+    if (auto m = find_modified_input(scratch, sets[s].candidate_in, job.inputs)) return wrong(*m, "timing", where);
     if (auto m = compare_outputs(sets[s].reference_out, sets[s].candidate_out, job.outputs, job.atol, job.rtol)) {
       m->message = "during timing: " + m->message;
       return wrong(*m, "timing", where);
     }
   }
   TimingSet& set = sets.front();
-  fill_inputs(set.inputs, job.inputs, job.input_seed, kFreshStream, 0);
-  scratch.copy_from(set.inputs);
+  fill_inputs(scratch, job.inputs, job.input_seed, kFreshStream, 0);
+  set.reference_in.copy_from(scratch);
   poison(set.reference_out);
-  call(ref, set.inputs, set.reference_out);
-  set.inputs.copy_from(scratch);
+  h.reference.call(set.reference_in, set.reference_out, "fresh_inputs");
+  set.candidate_in.copy_from(scratch);
   poison(set.candidate_out);
-  call(cand, set.inputs, set.candidate_out);
+  h.candidate.call(set.candidate_in, set.candidate_out, "fresh_inputs");
   json where = {{"input_set", 0}, {"distribution", distributions_of(job, 0)}};
-  if (auto m = find_modified_input(scratch, set.inputs, job.inputs)) return wrong(*m, "fresh_inputs", where);
+  if (auto m = find_modified_input(scratch, set.candidate_in, job.inputs)) return wrong(*m, "fresh_inputs", where);
   if (auto m = compare_outputs(set.reference_out, set.candidate_out, job.outputs, job.atol, job.rtol)) {
     m->message = "new values in the same input buffers: " + m->message + " (stale or cached output?)";
     return wrong(*m, "fresh_inputs", where);
@@ -111,20 +100,21 @@ json run_job(const std::string& job_path) {
   if (!in) return verdict("infra_error", "worker: cannot read job file '" + job_path + "'");
   const Job job = Job::from_json(json::parse(in));
 
-  Loaded ref = load_kernel(job.reference);
-  if (!ref.fn) return verdict("infra_error", "reference " + ref.error);
-  Loaded cand = load_kernel(job.candidate);
-  if (!cand.fn) return verdict("compile_error", "candidate " + cand.error);
+  Hosts& h = *new Hosts(job);  // never destroyed: the process ends by _Exit (report.hpp)
+  if (!h.reference.ready()) return verdict("infra_error", "reference " + h.reference.load_error());
+  if (!h.candidate.ready()) return verdict("compile_error", "candidate " + h.candidate.load_error());
 
-  if (json failure = check_correctness(job, ref.fn, cand.fn); !failure.is_null()) return failure;
+  if (json failure = check_correctness(job, h); !failure.is_null()) return failure;
 
   std::vector<TimingSet> sets;
+  sets.reserve(static_cast<size_t>(job.timing.input_sets));
   for (int s = 0; s < job.timing.input_sets; ++s) {
-    sets.emplace_back(job);
-    fill_inputs(sets.back().inputs, job.inputs, job.input_seed, kTimingStream, s);
+    sets.emplace_back(job, h.reference_arena, h.candidate_arena);
+    fill_inputs(sets.back().reference_in, job.inputs, job.input_seed, kTimingStream, s);
+    sets.back().candidate_in.copy_from(sets.back().reference_in);
   }
-  TimingOutcome timing = time_interleaved(ref.fn, cand.fn, sets, job.timing);
-  if (json failure = recheck_after_timing(job, ref.fn, cand.fn, sets); !failure.is_null()) {
+  TimingOutcome timing = time_interleaved(h.reference, h.candidate, sets, job.timing);
+  if (json failure = recheck_after_timing(job, h, sets); !failure.is_null()) {
     failure["details"]["counters"] = timing.counters;
     return failure;
   }
@@ -148,6 +138,11 @@ int main(int argc, char** argv) {
   } else {
     try {
       result = kmcts::worker::run_job(argv[1]);
+    } catch (const kmcts::worker::BoundRejected& r) {
+      result = verdict("rejected", std::string("rejected: ") + r.what(), {{"rule", "timing_bound"}});
+    } catch (const kmcts::worker::HostFailure& f) {
+      // The kernel's own process died (a segfault in its code, an exit) or broke the protocol.
+      result = kmcts::worker::host_failure_verdict(f);
     } catch (const std::bad_alloc&) {
       result = verdict("infra_error", "worker: out of memory (raise evaluator.memory_mb?)");
     } catch (const std::exception& e) {

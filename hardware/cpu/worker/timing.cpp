@@ -16,6 +16,7 @@ namespace kmcts::worker {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using nlohmann::json;
 
 // Samples per kernel per block. Short blocks track drift closely; more than one sample
 // per block keeps the alternation from being a strict ping-pong that could phase-lock
@@ -63,56 +64,52 @@ void evict_lines(const std::byte* data, size_t bytes) {
 #endif
 }
 
-void evict_set(TimingSet& set, TensorSet& outputs) {
+void evict_set(TensorSet& inputs, TensorSet& outputs) {
   size_t total = 0;
-  for (int32_t i = 0; i < set.inputs.count(); ++i) total += set.inputs.bytes(static_cast<size_t>(i));
+  for (int32_t i = 0; i < inputs.count(); ++i) total += inputs.bytes(static_cast<size_t>(i));
   for (int32_t i = 0; i < outputs.count(); ++i) total += outputs.bytes(static_cast<size_t>(i));
   if (total > kLineFlushMaxBytes) return;
-  for (int32_t i = 0; i < set.inputs.count(); ++i)
-    evict_lines(set.inputs.data(static_cast<size_t>(i)), set.inputs.bytes(static_cast<size_t>(i)));
+  for (int32_t i = 0; i < inputs.count(); ++i)
+    evict_lines(inputs.data(static_cast<size_t>(i)), inputs.bytes(static_cast<size_t>(i)));
   for (int32_t i = 0; i < outputs.count(); ++i)
     evict_lines(outputs.data(static_cast<size_t>(i)), outputs.bytes(static_cast<size_t>(i)));
 }
 
 struct Side {
-  KernelFn fn;
+  CpuHost& host;
   bool is_reference;
   std::vector<double> samples;
   double kernel_ms = 0;
   int warmup_calls = 0;
 
+  TensorSet& inputs(TimingSet& set) const { return is_reference ? set.reference_in : set.candidate_in; }
   TensorSet& outputs(TimingSet& set) const { return is_reference ? set.reference_out : set.candidate_out; }
-  void call(TimingSet& set) const {
-    TensorSet& out = outputs(set);
-    fn(set.inputs.views(), set.inputs.count(), out.views(), out.count());
-  }
+  double call(TimingSet& set, const char* phase) const { return host.call(inputs(set), outputs(set), phase); }
 };
 
 void warm_up(Side& side, std::vector<TimingSet>& sets, const TimingPlan& plan) {
   const auto start = Clock::now();
   while (side.warmup_calls < plan.warmup_calls || ms_since(start) < plan.warmup_ms)
-    side.call(sets[static_cast<size_t>(side.warmup_calls++) % sets.size()]);
+    side.call(sets[static_cast<size_t>(side.warmup_calls++) % sets.size()], "warmup");
 }
 
 void timed_sample(Side& side, std::vector<TimingSet>& sets, CacheFlusher& flusher) {
   TimingSet& set = sets[side.samples.size() % sets.size()];
   poison(side.outputs(set));
   flusher.flush();
-  evict_set(set, side.outputs(set));
-  const auto begin = Clock::now();
-  side.call(set);
-  const auto end = Clock::now();
-  double ns = std::chrono::duration<double, std::nano>(end - begin).count();
+  evict_set(side.inputs(set), side.outputs(set));
+  const double ns = side.call(set, "timing");  // the host's clock, around the call alone
   side.samples.push_back(ns);
   side.kernel_ms += ns * 1e-6;
 }
 
 }  // namespace
 
-TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vector<TimingSet>& sets,
+TimingOutcome time_interleaved(CpuHost& reference, CpuHost& candidate, std::vector<TimingSet>& sets,
                                const TimingPlan& plan) {
   Side ref{reference, true, {}, 0, 0};
   Side cand{candidate, false, {}, 0, 0};
+  json bound = json::object();
   CacheFlusher flusher(plan.flush_mb);
   flusher.flush();  // first touch commits the pages now, not inside the first sample
   warm_up(ref, sets, plan);
@@ -128,6 +125,8 @@ TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vect
     for (Side* side : order)
       for (int j = 0; j < kBlockSamples && side->samples.size() < max_samples; ++j) timed_sample(*side, sets, flusher);
     ++blocks;
+    if (auto breach = check_totals(reference.timed(), candidate.timed(), TimingBoundPolicy::cpu(), &bound))
+      throw BoundRejected(*breach);
 
     stop_reason = worker::stop_reason(
         {&ref.samples, &cand.samples, ref.kernel_ms, cand.kernel_ms, sets.size(), ms_since(start), plan.min_time_ms}, plan);
@@ -148,7 +147,8 @@ TimingOutcome time_interleaved(KernelFn reference, KernelFn candidate, std::vect
                       {"rse_candidate", TimingStats::from_samples(cand.samples).rse_median},
                       {"flush_mb", plan.flush_mb},
                       {"line_flush_max_bytes", kLineFlushMaxBytes},
-                      {"input_sets", sets.size()}};
+                      {"input_sets", sets.size()},
+                      {"timing_bound", bound}};
   outcome.reference_ns = std::move(ref.samples);
   outcome.candidate_ns = std::move(cand.samples);
   return outcome;

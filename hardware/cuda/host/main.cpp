@@ -32,45 +32,16 @@
 
 #include "hardware/cuda/cupti/activity_timer.hpp"
 #include "hardware/cuda/cupti/sample_json.hpp"
+#include "hardware/worker/host_serve.hpp"
 #include "kmcts_cuda.h"
 
 namespace {
 
 using nlohmann::json;
 using KernelFn = void (*)(const kmcts_tensor*, int32_t, kmcts_tensor*, int32_t, cudaStream_t);
-constexpr int kRequestFd = 0, kReplyFd = 3;
 
-void reply(const json& j) {
-  const std::string text = j.dump() + "\n";
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(kReplyFd, text.data() + done, text.size() - done);
-    if (n <= 0) std::_Exit(4);
-    done += static_cast<size_t>(n);
-  }
-}
-
-[[noreturn]] void reply_and_exit(const json& j, int code) {
-  reply(j);
-  std::fflush(nullptr);
-  std::_Exit(code);
-}
-
-/// The next request line; nullopt at end of input (the worker is gone).
-std::optional<std::string> next_line() {
-  static std::string buffer;
-  for (;;) {
-    if (auto nl = buffer.find('\n'); nl != std::string::npos) {
-      std::string line = buffer.substr(0, nl);
-      buffer.erase(0, nl + 1);
-      return line;
-    }
-    char chunk[4096];
-    const ssize_t n = ::read(kRequestFd, chunk, sizeof chunk);
-    if (n <= 0) return std::nullopt;
-    buffer.append(chunk, static_cast<size_t>(n));
-  }
-}
+void reply(const json& j) { kmcts::worker::send_reply(j); }
+[[noreturn]] void reply_and_exit(const json& j, int code) { kmcts::worker::send_reply_and_exit(j, code); }
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
@@ -228,7 +199,7 @@ int main(int argc, char** argv) {
   try {
     Host host(device, kernel, tracing);
     reply(host.ready());
-    while (auto line = next_line()) reply(host.serve(json::parse(*line)));
+    while (auto line = kmcts::worker::next_request()) reply(host.serve(json::parse(*line)));
   } catch (const std::exception& e) {
     reply_and_exit({{"error", std::string("kmcts-cuda-host: ") + e.what()}}, 3);
   }

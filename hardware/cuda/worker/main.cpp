@@ -238,8 +238,7 @@ int main(int argc, char** argv) {
       code = 3;
     } catch (const HostFailure& f) {
       // The kernel's own process died (a segfault in its code, a kill) or broke the protocol.
-      result = f.candidate ? verdict("crash", std::string("crash: ") + f.what(), {{"host", f.what()}})
-                           : verdict("infra_error", f.what());
+      result = host_failure_verdict(f);
       code = 3;
     } catch (const LoadError& e) {
       result = verdict(e.candidate ? "compile_error" : "infra_error", e.what());

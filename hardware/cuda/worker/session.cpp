@@ -140,7 +140,7 @@ cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTens
                                              candidate ? "candidate" : "reference", phase, e.what()));
   }
   if (!tracing_) return sample;
-  const cuda::CallSpan span{wall_ms, gpu_ms, static_cast<double>(sample.window_ns) * 1e-6,
+  const CallSpan span{wall_ms, gpu_ms, static_cast<double>(sample.window_ns) * 1e-6,
                             static_cast<double>(sample.union_ns) * 1e-6};
   if (phase == "timing") timed_[candidate ? 1 : 0].add(span);
   if (!candidate) return sample;
@@ -153,13 +153,13 @@ cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTens
   last_trace_["launch_stream"] = candidate_->launch_stream();
   last_trace_["span"] = {{"wall_ms", span.wall_ms}, {"gpu_ms", span.gpu_ms}, {"window_ms", span.window_ms}, {"union_ms", span.union_ms}};
   if (auto violation = audit_->check(trace)) throw Rejected(*violation, phase, last_trace_);
-  if (auto violation = cuda::check_call(span, policy_)) throw Rejected(*violation, phase, last_trace_);
+  if (auto breach = check_call(span, policy_)) throw Rejected({"timing_bound", *breach}, phase, last_trace_);
   return sample;
 }
 
 void Session::check_timing_bound() {
-  if (auto violation = cuda::check_totals(timed_[0], timed_[1], policy_, &bound_record_))
-    throw Rejected(*violation, "timing", last_trace_);
+  if (auto breach = check_totals(timed_[0], timed_[1], policy_, &bound_record_))
+    throw Rejected({"timing_bound", *breach}, "timing", last_trace_);
 }
 
 double Session::event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out) {

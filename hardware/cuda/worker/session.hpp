@@ -3,7 +3,7 @@
 // host per kernel (kernel_host.hpp): the reference's and the candidate's code runs in those
 // processes, never in this one. Calls go through here so each is spanned by this process's
 // clocks (wall, and a CUDA event pair on its stream), checked for CUDA errors and, for the
-// candidate, audited against the ABI's rules and held to the timing bound (timing_bound.hpp).
+// candidate, audited against the ABI's rules and held to the timing bound (hardware/worker/timing_bound.hpp).
 #include <cuda_runtime.h>
 
 #include <memory>
@@ -16,7 +16,7 @@
 
 #include "hardware/cuda/audit.hpp"
 #include "hardware/cuda/cupti/activity_timer.hpp"
-#include "hardware/cuda/timing_bound.hpp"
+#include "hardware/worker/timing_bound.hpp"
 #include "hardware/cuda/worker/device.hpp"
 #include "hardware/cuda/worker/gpu_checks.hpp"
 #include "hardware/cuda/worker/kernel_host.hpp"
@@ -79,7 +79,7 @@ class Session {
   cuda::ActivitySample call(bool candidate, DeviceTensors& in, DeviceTensors& out, const std::string& phase);
   /// The same call timed by CUDA events on the host's launch stream, tracing paused (cross-check).
   double event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out);
-  /// The timing bound over the timed calls so far (timing_bound.hpp); throws Rejected.
+  /// The timing bound over the timed calls so far (hardware/worker/timing_bound.hpp); throws Rejected.
   void check_timing_bound();
   nlohmann::json timing_bound_json() const { return bound_record_; }
 
@@ -108,8 +108,8 @@ class Session {
   nlohmann::json last_trace_;
   nlohmann::json device_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
-  cuda::TimingBoundPolicy policy_;
-  cuda::SpanTotals timed_[2];  // [candidate]
+  TimingBoundPolicy policy_;
+  SpanTotals timed_[2];  // [candidate]
   nlohmann::json bound_record_ = nlohmann::json::object();
 };
 

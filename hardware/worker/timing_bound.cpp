@@ -1,10 +1,10 @@
-#include "hardware/cuda/timing_bound.hpp"
+#include "hardware/worker/timing_bound.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-namespace kmcts::cuda {
+namespace kmcts::worker {
 
 void SpanTotals::add(const CallSpan& c) {
   wall_ms += c.wall_ms;
@@ -14,8 +14,8 @@ void SpanTotals::add(const CallSpan& c) {
   ++calls;
 }
 
-std::optional<Violation> check_call(const CallSpan& c, const TimingBoundPolicy& p) {
-  auto broken = [](std::string what) { return Violation{"timing_bound", "the candidate's process reported " + what}; };
+BoundBreach check_call(const CallSpan& c, const TimingBoundPolicy& p) {
+  auto broken = [](const std::string& what) { return BoundBreach("the candidate's process reported " + what); };
   if (c.union_ms < 0 || c.window_ms < 0) return broken("a negative time");
   if (c.union_ms > c.window_ms + p.span_slack_ms)
     return broken(fmt::format("{:.4f} ms of GPU time in a call window of {:.4f} ms", c.union_ms, c.window_ms));
@@ -28,7 +28,7 @@ std::optional<Violation> check_call(const CallSpan& c, const TimingBoundPolicy& 
   return std::nullopt;
 }
 
-std::optional<Violation> check_totals(const SpanTotals& reference, const SpanTotals& candidate,
+BoundBreach check_totals(const SpanTotals& reference, const SpanTotals& candidate,
                                       const TimingBoundPolicy& p, nlohmann::json* record) {
   if (reference.calls == 0 || candidate.calls == 0) return std::nullopt;
   const double base = p.floor_ms;
@@ -57,19 +57,17 @@ std::optional<Violation> check_totals(const SpanTotals& reference, const SpanTot
                {"slack_per_call_ms", p.slack_per_call_ms},
                {"floor_ms", p.floor_ms}};
   if (outside > allowed_outside)
-    return Violation{"timing_bound",
-                     fmt::format("the candidate's process reported {:.3f} ms of call windows for {} calls that took "
+    return fmt::format("the candidate's process reported {:.3f} ms of call windows for {} calls that took "
                                  "{:.3f} ms of the trusted side's wall time: {:.3f} ms unreported, more than the {:.3f} "
                                  "ms the reference's overheads allow (its reported times are too short)",
-                                 candidate.window_ms, candidate.calls, candidate.wall_ms, outside, allowed_outside)};
+                                 candidate.window_ms, candidate.calls, candidate.wall_ms, outside, allowed_outside);
   if (gap > allowed_gap)
-    return Violation{"timing_bound",
-                     fmt::format("the candidate's process reported {:.3f} ms of GPU time inside {:.3f} ms of call "
+    return fmt::format("the candidate's process reported {:.3f} ms of GPU time inside {:.3f} ms of call "
                                  "windows over {} calls: {:.3f} ms off the GPU, more than the {:.3f} ms the "
                                  "reference's launches allow (its reported GPU times are too short, or the call "
                                  "does host work: allocations, synchronisations)",
-                                 candidate.union_ms, candidate.window_ms, candidate.calls, gap, allowed_gap)};
+                                 candidate.union_ms, candidate.window_ms, candidate.calls, gap, allowed_gap);
   return std::nullopt;
 }
 
-}  // namespace kmcts::cuda
+}  // namespace kmcts::worker
