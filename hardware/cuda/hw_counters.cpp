@@ -44,6 +44,7 @@ int column(const std::vector<std::string>& header, const std::string& name) {
 }  // namespace
 
 nlohmann::json parse_ncu_csv(const std::string& csv) {
+  static constexpr const char* kWorkerKernels = "kmcts_gpu_checks::";
   std::map<std::string, std::string> key_of;
   for (const auto& m : counter_metrics()) key_of[m.metric] = m.key;
   std::istringstream in(csv);
@@ -75,6 +76,8 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
       continue;  // "n/a"
     }
     const std::string& kernel = cells[static_cast<size_t>(kernel_col)];
+    // The worker's own draws and checks (gpu_check_kernels.hpp) run under the profiler too.
+    if (kernel.find(kWorkerKernels) != std::string::npos) continue;
     if (!sums.count(kernel)) order.push_back(kernel);
     auto& cell = sums[kernel][key->second];
     cell.first += number, cell.second++;

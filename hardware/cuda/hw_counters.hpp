@@ -19,7 +19,8 @@ const std::vector<CounterMetric>& counter_metrics();
 
 /// ncu's --csv output (one row per kernel launch and metric) as
 /// {"kernels": [{"name": ..., "dram_throughput_pct": ..., ...}]}, launches of the same kernel
-/// averaged. Throws std::runtime_error when the text has no metric table.
+/// averaged; the worker's own kernels (kmcts_gpu_checks::) left out. Throws std::runtime_error
+/// when the text has no metric table.
 nlohmann::json parse_ncu_csv(const std::string& csv);
 
 }  // namespace kmcts::cuda

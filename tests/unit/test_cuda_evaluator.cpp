@@ -170,6 +170,10 @@ TEST_CASE("ncu counters: the metric table of ncu --csv, launches of one kernel a
       "\"Command line profiler metrics\",\"lts__t_sector_hit_rate.pct\",\"%\",\"n/a\"\n"
       "\"1\",\"4242\",\"w\",\"h\",\"softmax_kernel\",\"1\",\"13\",\"(128, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\","
       "\"Command line profiler metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"1,079.5\"\n"
+      // The worker's own input draw, profiled too (its process is followed as well): left out.
+      "\"2\",\"4241\",\"w\",\"h\",\"kmcts_gpu_checks::<unnamed>::fill_kernel(void *, bool, long)\",\"1\",\"14\","
+      "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
+      "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"3.9\"\n"
       "==PROF== Disconnected from process 4242\n";
   json r = parse_ncu_csv(csv);
   REQUIRE(r["kernels"].size() == 1);
