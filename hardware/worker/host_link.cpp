@@ -123,6 +123,7 @@ json HostLink::wait_ready() {
   if (ready.is_object() && ready.contains("error") && ready["error"].is_string())
     throw HostFailure(candidate_, ready["error"].get<std::string>());
   if (!ready.is_object() || !ready.contains("ready")) gone("startup", "its first reply was not the ready line");
+  signal_host(SIGSTOP);
   return ready;
 }
 
@@ -178,7 +179,12 @@ std::string HostLink::read_line(const std::string& phase) {
   }
 }
 
+void HostLink::signal_host(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
 json HostLink::request(const json& r, const std::string& phase) {
+  signal_host(SIGCONT);
   const std::string text = r.dump() + "\n";
   size_t done = 0;
   while (done < text.size()) {
@@ -187,7 +193,9 @@ json HostLink::request(const json& r, const std::string& phase) {
     if (n <= 0) gone(phase, "");
     done += static_cast<size_t>(n);
   }
-  json reply = json::parse(read_line(phase), nullptr, false);
+  const std::string line = read_line(phase);
+  signal_host(SIGSTOP);
+  json reply = json::parse(line, nullptr, false);
   if (!reply.is_object()) gone(phase, "sent a reply that is not a JSON object");
   if (reply.contains("error")) gone(phase, "failed: " + reply["error"].dump().substr(0, 300));
   return reply;

@@ -57,10 +57,13 @@ class HostLink {
   /// HostFailure.
   nlohmann::json request(const nlohmann::json& r, const std::string& phase);
   bool candidate() const { return candidate_; }
+  /// The host is stopped (SIGSTOP) from its ready line on, and runs only between a request and
+  /// its reply: none of its threads can act while the other kernel is called or timed.
   [[noreturn]] void gone(const std::string& phase, const std::string& why);
 
  private:
   std::string read_line(const std::string& phase);
+  void signal_host(int signal);
 
   bool candidate_;
   pid_t pid_ = -1;

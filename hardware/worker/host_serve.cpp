@@ -1,11 +1,47 @@
 #include "hardware/worker/host_serve.hpp"
 
+#include <sched.h>
+#include <seccomp.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace kmcts::worker {
+
+void confine_kernel_host() {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) throw std::runtime_error("seccomp_init failed");
+  const auto self = static_cast<scmp_datum_t>(getpid());
+  const auto deny = SCMP_ACT_ERRNO(EPERM);
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+  auto add = [&](int syscall, unsigned count, scmp_arg_cmp a = {}) {
+    if (rc == 0) rc = count ? seccomp_rule_add(ctx, deny, syscall, 1, a) : seccomp_rule_add(ctx, deny, syscall, 0);
+  };
+  // Signals: only to this process. The kernel reads these pid arguments as 32-bit ints.
+  for (int call : {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)})
+    add(call, 1, SCMP_A0_32(SCMP_CMP_NE, self));
+  for (int call : {SCMP_SYS(tkill), SCMP_SYS(pidfd_open), SCMP_SYS(pidfd_send_signal), SCMP_SYS(pidfd_getfd),
+                   SCMP_SYS(fork), SCMP_SYS(vfork)})
+    add(call, 0);
+  // clone3's flags lie in memory a filter cannot read: ENOSYS, on which glibc makes its threads
+  // with clone, whose flags it can.
+  if (rc == 0) rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+  add(SCMP_SYS(clone), 1, SCMP_A0_64(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));  // a process, not a thread
+  // Priorities, affinities, schedulers, limits: of itself only (0 names the caller).
+  add(SCMP_SYS(setpriority), 1, SCMP_A1_32(SCMP_CMP_NE, 0));
+  add(SCMP_SYS(ioprio_set), 1, SCMP_A1_32(SCMP_CMP_NE, 0));
+  for (int call : {SCMP_SYS(sched_setaffinity), SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam),
+                   SCMP_SYS(sched_setattr), SCMP_SYS(prlimit64)})
+    add(call, 1, SCMP_A0_32(SCMP_CMP_NE, 0));
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  if (rc != 0) throw std::runtime_error("the kernel host's filter: " + std::string(strerror(-rc)));
+}
 
 std::optional<std::string> next_request() {
   static std::string buffer;

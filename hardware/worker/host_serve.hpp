@@ -11,6 +11,14 @@ namespace kmcts::worker {
 inline constexpr int kHostRequestFd = 0;
 inline constexpr int kHostReplyFd = 3;
 
+/// Narrows what the host may do to other processes, before it loads its kernel: signals only to
+/// itself (kill, tgkill, sigqueue; no tkill, no pidfds), no new processes (fork, vfork, clone
+/// without CLONE_THREAD, clone3), and priorities, affinities, schedulers and limits only of
+/// itself. Without it a candidate's host could stop or slow the reference's host while it is
+/// timed (its uid and process namespace are the same), or hand work to a child that outlives
+/// its calls. Applied to every thread the host has. Throws std::runtime_error.
+void confine_kernel_host();
+
 /// The next request line; nullopt at the end of input (the worker is gone).
 std::optional<std::string> next_request();
 /// One reply line; a reply that cannot be written ends the host.

@@ -76,6 +76,7 @@ holds "process namespace" || echo "note: no process namespace here ($confinement
 measure 8 --set evaluator.max_processes=64 || true
 sleep 0.3
 ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-f$" && fail "attack 8: its children outlived the evaluation"
+measure 10 || true
 # 9: not a way out but a forgery: the candidate takes over its host's reply channel and reports
 # its calls 100 times shorter; the trusted worker's own clock must give it away.
 { echo "#define HOSTILE_ATTACK 9"; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack9.cpp"

@@ -17,6 +17,11 @@ using Clock = std::chrono::steady_clock;
 /// The host's loop, in the forked child.
 void serve(const std::string& kernel, const Job& job, SharedArena& mine, const std::vector<SharedArena*>& others) {
   for (SharedArena* other : others) other->unmap();
+  try {
+    confine_kernel_host();
+  } catch (const std::exception& e) {
+    send_reply_and_exit({{"error", e.what()}}, 3);
+  }
   dlerror();
   void* handle = dlopen(kernel.c_str(), RTLD_LOCAL | RTLD_NOW);
   if (!handle) {

@@ -17,6 +17,7 @@
 // {"load_error":MESSAGE}; any other failure {"error":MESSAGE}.
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -69,6 +70,7 @@ class Host {
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
+    kmcts::worker::confine_kernel_host();  // every thread the runtime made so far, and later ones
     dlerror();
     void* handle = dlopen(kernel.c_str(), RTLD_LOCAL | RTLD_NOW);
     if (!handle) {
@@ -184,6 +186,9 @@ class Host {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // An exec makes a process dumpable again: a sibling host of the same uid (the candidate's)
+  // could otherwise read or write this one's memory and descriptors through /proc.
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   dup2(2, 1);  // what a kernel prints goes to stderr; replies have fd 3 of their own
   int device = -1;
   std::string kernel;
