@@ -38,6 +38,17 @@ void drop_every_capability() {
   syscall(SYS_capset, &header, none);
 }
 
+/// What the worker does before each host: nothing under its uid may read its memory or
+/// environment, nor ptrace it; a host that died makes a write fail (EPIPE), not end the worker;
+/// the two pipes (requests, replies).
+void before_a_host(bool candidate, int request[2], int reply[2]) {
+  drop_every_capability();
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  signal(SIGPIPE, SIG_IGN);
+  if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0)
+    throw HostFailure(candidate, std::string("pipe: ") + strerror(errno));
+}
+
 std::string describe_status(int status) {
   if (WIFSIGNALED(status)) return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
   if (WIFEXITED(status)) return fmt::format("exited with status {}", WEXITSTATUS(status));
@@ -56,14 +67,8 @@ std::string beside_self(const std::string& name) {
 HostLink::HostLink(bool candidate, const std::string& binary, const std::vector<std::string>& args,
                    const std::map<int, int>& fds)
     : candidate_(candidate) {
-  // Nothing under this uid may read this process's memory or environment, nor ptrace it; a
-  // host that died makes a write fail (EPIPE), not end this process.
-  drop_every_capability();
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  signal(SIGPIPE, SIG_IGN);
   int request[2], reply[2];
-  if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0)
-    throw HostFailure(candidate, std::string("pipe: ") + strerror(errno));
+  before_a_host(candidate, request, reply);
   std::vector<std::string> all = {binary};
   all.insert(all.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -92,12 +97,8 @@ HostLink::HostLink(bool candidate, const std::string& binary, const std::vector<
 }
 
 HostLink::HostLink(bool candidate, const std::function<void()>& serve) : candidate_(candidate) {
-  drop_every_capability();  // inherited by the child, which never execs
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-  signal(SIGPIPE, SIG_IGN);
   int request[2], reply[2];
-  if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0)
-    throw HostFailure(candidate, std::string("pipe: ") + strerror(errno));
+  before_a_host(candidate, request, reply);  // inherited by the child, which never execs
   std::fflush(nullptr);
   pid_ = fork();
   if (pid_ < 0) throw HostFailure(candidate, std::string("fork: ") + strerror(errno));

@@ -1,5 +1,6 @@
 #include "hardware/worker/host_serve.hpp"
 
+#include <dlfcn.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <unistd.h>
@@ -41,6 +42,21 @@ void confine_kernel_host() {
   if (rc == 0) rc = seccomp_load(ctx);
   seccomp_release(ctx);
   if (rc != 0) throw std::runtime_error("the kernel host's filter: " + std::string(strerror(-rc)));
+}
+
+void* load_kernel_symbol(const std::string& path, const char* symbol, const char* header) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_LOCAL | RTLD_NOW);
+  if (!handle) {
+    const char* why = dlerror();
+    send_reply_and_exit({{"load_error", std::string("cannot be loaded: ") + (why ? why : "unknown dlopen error")}}, 0);
+  }
+  void* address = dlsym(handle, symbol);
+  if (!address)
+    send_reply_and_exit({{"load_error", std::string("does not export ") + symbol + " (it must be extern \"C\", as declared in " +
+                                            header + ")"}},
+                        0);
+  return address;
 }
 
 std::optional<std::string> next_request() {

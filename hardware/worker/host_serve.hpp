@@ -1,6 +1,7 @@
 #pragma once
 // The kernel host's side of a HostLink (host_link.hpp): requests one JSON line each on fd 0,
 // replies on fd 3. Shared by kmcts-cuda-host and the CPU worker's forked hosts.
+#include <cstring>
 #include <optional>
 #include <string>
 
@@ -18,6 +19,19 @@ inline constexpr int kHostReplyFd = 3;
 /// timed (its uid and process namespace are the same), or hand work to a child that outlives
 /// its calls. Applied to every thread the host has. Throws std::runtime_error.
 void confine_kernel_host();
+
+/// The kernel's entry point `symbol` from the shared object at `path`, as a Fn. A kernel that
+/// cannot be loaded or does not export it is the host's first reply, {"load_error": MESSAGE}
+/// (`header` names where the symbol is declared), and the end of the host.
+void* load_kernel_symbol(const std::string& path, const char* symbol, const char* header);
+template <class Fn>
+Fn load_kernel(const std::string& path, const char* symbol, const char* header) {
+  void* address = load_kernel_symbol(path, symbol, header);
+  Fn fn;
+  static_assert(sizeof fn == sizeof address);
+  std::memcpy(&fn, &address, sizeof fn);  // object-to-function pointer without a pedantic cast
+  return fn;
+}
 
 /// The next request line; nullopt at the end of input (the worker is gone).
 std::optional<std::string> next_request();

@@ -1,7 +1,5 @@
 #include "hardware/cpu/worker/cpu_host.hpp"
 
-#include <dlfcn.h>
-
 #include <chrono>
 #include <cstring>
 
@@ -22,19 +20,7 @@ void serve(const std::string& kernel, const Job& job, SharedArena& mine, const s
   } catch (const std::exception& e) {
     send_reply_and_exit({{"error", e.what()}}, 3);
   }
-  dlerror();
-  void* handle = dlopen(kernel.c_str(), RTLD_LOCAL | RTLD_NOW);
-  if (!handle) {
-    const char* why = dlerror();
-    send_reply_and_exit({{"load_error", std::string("cannot be loaded: ") + (why ? why : "unknown dlopen error")}}, 0);
-  }
-  void* symbol = dlsym(handle, "kmcts_kernel");
-  if (!symbol)
-    send_reply_and_exit(
-        {{"load_error", "does not export kmcts_kernel (it must be extern \"C\", as declared in kmcts_cpu.h)"}}, 0);
-  KernelFn fn;
-  static_assert(sizeof fn == sizeof symbol);
-  std::memcpy(&fn, &symbol, sizeof fn);  // object-to-function pointer without a pedantic cast
+  const auto fn = load_kernel<KernelFn>(kernel, "kmcts_kernel", "kmcts_cpu.h");
   send_reply({{"ready", true}});
   std::map<int, std::pair<std::vector<kmcts_tensor>, std::vector<kmcts_tensor>>> bound;
   auto views = [&](const json& offsets, const std::vector<TensorDesc>& descs) {

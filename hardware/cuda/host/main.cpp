@@ -16,7 +16,6 @@
 // The first reply says whether the kernel loaded: {"ready":true,"launch_stream":ID} or
 // {"load_error":MESSAGE}; any other failure {"error":MESSAGE}.
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -71,19 +70,7 @@ class Host {
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     kmcts::worker::confine_kernel_host();  // every thread the runtime made so far, and later ones
-    dlerror();
-    void* handle = dlopen(kernel.c_str(), RTLD_LOCAL | RTLD_NOW);
-    if (!handle) {
-      const char* why = dlerror();
-      reply_and_exit({{"load_error", std::string("cannot be loaded: ") + (why ? why : "unknown dlopen error")}}, 0);
-    }
-    void* symbol = dlsym(handle, "kmcts_cuda_kernel");
-    if (!symbol)
-      reply_and_exit({{"load_error", "does not export kmcts_cuda_kernel (it must be extern \"C\", as declared in "
-                                     "kmcts_cuda.h)"}},
-                     0);
-    static_assert(sizeof fn_ == sizeof symbol);
-    std::memcpy(&fn_, &symbol, sizeof fn_);
+    fn_ = kmcts::worker::load_kernel<KernelFn>(kernel, "kmcts_cuda_kernel", "kmcts_cuda.h");
   }
 
   json ready() const {
