@@ -3,8 +3,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/text.hpp"
 #include "hardware/confine.hpp"
+#include "hardware/worker/landlock.hpp"
 #include "hardware/cuda/devices.hpp"
 #include "hardware/sandbox.hpp"
 
@@ -107,6 +110,13 @@ std::vector<Capability> probe_machine() {
   caps.push_back({"confinement", confined.refused.empty(),
                   "candidate processes: " + confined.summary() +
                       (confined.refused.empty() ? std::string() : "; refused here: " + confined.refused)});
+  // The KernelBench candidate's guard (kernelbench/guard/kb_guard.h) needs Landlock: writes from
+  // ABI 1, signals scoped from ABI 6 (below it, a seccomp rule stands in).
+  const int abi = landlock_abi();
+  caps.push_back({"landlock", abi > 0,
+                  abi == 0 ? "none: a KernelBench candidate's process may write wherever the harness may"
+                           : fmt::format("ABI {}: KernelBench candidates write only in their folders{}", abi,
+                                         abi >= 6 ? ", signal only their own processes" : "")});
   return caps;
 }
 

@@ -16,10 +16,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "hardware/worker/landlock.hpp"
+
 #include "core/text.hpp"
 #include "hardware/confine.hpp"
 
 namespace kmcts {
+
+std::string with_host_files(const std::string& confinement) {
+  if (landlock_abi() == 0) return confinement;
+  return (confinement.empty() ? "" : confinement + ", ") + "kernel hosts read only system folders (landlock)";
+}
 
 using nlohmann::json;
 

@@ -15,6 +15,11 @@ namespace kmcts {
 /// A result that is a failure with a one-line message and the full log.
 EvalResult failed_result(Verdict verdict, std::string message, std::string log = {});
 
+/// `confinement` (details.confinement of a CPU or CUDA evaluation) with the kernel hosts' own
+/// part: where the kernel offers Landlock, each host reads only the system's folders and its
+/// kernel (worker/host_serve.hpp; a host that cannot take it fails its evaluation).
+std::string with_host_files(const std::string& confinement);
+
 /// "1.23 ms", "45.6 us", "789 ns".
 std::string format_ns(double ns);
 

@@ -111,7 +111,7 @@ EvalResult CpuEvaluator::run_worker(const BuildResult& candidate, const BuildRes
   if (!run.started) return failed_result(Verdict::infra_error, "cannot run the cpu worker: " + run.error);
   EvalResult result = result_from_worker(run, settings_.timeout_s, "cpu worker");
   result.run_seconds = run.wall_seconds;
-  result.details["confinement"] = run.confinement;
+  result.details["confinement"] = with_host_files(run.confinement);
   return result;
 }
 

@@ -194,7 +194,7 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
     EvalResult result = cuda_result_from_worker(run, settings_.timeout_s, problem_, settings_.peaks,
                                                 static_cast<uint64_t>(settings_.input_seed));
     result.details["gpu"] = gpu.device();
-    result.details["confinement"] = run.confinement;
+    result.details["confinement"] = with_host_files(run.confinement);
     result.run_seconds = run.wall_seconds;
     if (settings_.profile && result.ok()) profile(folder, gpu.device(), result);
     return result;

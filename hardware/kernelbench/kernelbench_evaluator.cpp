@@ -143,6 +143,7 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   if (line.contains("screen")) r.details["screen"] = line["screen"];
   if (line.contains("counters")) r.details["counters"] = line["counters"];
   if (line.contains("attribution")) r.details["attribution"] = line["attribution"];
+  if (line.contains("candidate_guard")) r.details["candidate_guard"] = line["candidate_guard"];
   const std::string error = line.value("error", std::string());
   if (line.contains("infra_error")) {
     r.verdict = Verdict::infra_error;
@@ -441,7 +442,13 @@ std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::
   std::string why;
   // Its home and temporary files in its private /tmp; torch.compile's workers in its own process
   // (a worker pool would start sessions, which the filter refuses).
-  std::vector<std::string> env = {"HOME=/tmp", "TMPDIR=/tmp", "TORCHINDUCTOR_COMPILE_THREADS=1"};
+  // A candidate's process writes only in its scratch and where its extensions are staged
+  // (candidate_worker.guard).
+  const fs::path staged = private_extensions_ ? fs::path("/tmp/kmcts-extensions") : candidates_ / "extensions";
+  // A user name of its own: a uid kmcts leased has no passwd entry, and torch.compile names its
+  // cache folder by getpass.getuser(), which then raises.
+  std::vector<std::string> env = {"HOME=/tmp", "TMPDIR=/tmp", "USER=kmcts-harness", "LOGNAME=kmcts-harness",
+                                  "TORCHINDUCTOR_COMPILE_THREADS=1", "KMCTS_CANDIDATE_WRITABLE=" + staged.string()};
   if (argv.size() > 1 && argv[0] == "env") argv.insert(argv.begin() + 1, env.begin(), env.end());
   std::vector<std::string> out = confined_argv(limits, argv, &why);
   confinement_ = why.empty() ? confinement_for(limits, geteuid()).description : "none (" + why + ")";

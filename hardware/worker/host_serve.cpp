@@ -9,10 +9,33 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 
+#include "hardware/worker/landlock.hpp"
+
 namespace kmcts::worker {
+
+void confine_host_files(const std::string& kernel) {
+  LandlockRules rules;
+  rules.restrict_reads = true;
+  rules.scope_signals = false;  // the seccomp filter of confine_kernel_host holds signals
+  rules.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", kernel};
+  if (const char* paths = std::getenv("LD_LIBRARY_PATH"))
+    for (std::string rest = paths; !rest.empty();) {
+      const size_t colon = rest.find(':');
+      if (const std::string dir = rest.substr(0, colon); !dir.empty() && dir[0] == '/') rules.readable.push_back(dir);
+      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
+    }
+  std::error_code ec;
+  const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) rules.readable.push_back((program.parent_path().parent_path() / "lib").string());  // a bundle's libraries
+  rules.write_files = {"/dev", "/proc/self"};
+  if (landlock_abi() == 0) return;
+  const LandlockReport report = restrict_with_landlock(rules);
+  if (!report.reads_confined) throw std::runtime_error("the kernel host's Landlock rules: " + report.error);
+}
 
 void confine_kernel_host() {
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);

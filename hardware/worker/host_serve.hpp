@@ -20,6 +20,16 @@ inline constexpr int kHostReplyFd = 3;
 /// its calls. Applied to every thread the host has. Throws std::runtime_error.
 void confine_kernel_host();
 
+/// Landlock for a kernel host (worker/landlock.hpp), taken while it has one thread (the CPU host
+/// right after its fork, kmcts-cuda-host first thing in main), so every thread it makes later is
+/// held too. It reads only the system's folders (/usr, /lib, /lib64, /etc, /proc, /sys, /dev),
+/// the folders of LD_LIBRARY_PATH, its program's prefix and its `kernel`; it writes only into
+/// existing device nodes and its own /proc files. So a kernel cannot read the user's files
+/// outside those folders (a project's .env) even under the user's own uid. A kernel without
+/// Landlock leaves the host as it was; one that has it but refuses these rules throws
+/// std::runtime_error (the worker then fails the evaluation, naming the host).
+void confine_host_files(const std::string& kernel);
+
 /// The kernel's entry point `symbol` from the shared object at `path`, as a Fn. A kernel that
 /// cannot be loaded or does not export it is the host's first reply, {"load_error": MESSAGE}
 /// (`header` names where the symbol is declared), and the end of the host.

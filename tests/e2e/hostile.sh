@@ -4,6 +4,7 @@
 # judge it ok, nothing it tries may succeed (it prints "ESCAPED:" for what does), and nothing of it
 # may be left: no data in files outside its folder, no listener contacted, no process alive.
 # Variant 9 forges its reported times instead, and must be rejected by the timing bound.
+# Variant 11 reads a file of the user's that anyone may read; only Landlock stops it.
 # A way out is required to be closed only where the evaluation's record says the confinement
 # that closes it held (details.confinement: a container may refuse namespaces).
 # Usage: hostile.sh KMCTS_BINARY SOURCE_DIR
@@ -15,7 +16,8 @@ listener=""
 tag="kmcts-hostile-$$"
 victim=""
 trap '[ -n "$listener" ] && kill "$listener" 2>/dev/null; [ -n "$victim" ] && kill "$victim" 2>/dev/null;
-  pkill -x kmcts-hostile-d 2>/dev/null; pkill -x kmcts-hostile-f 2>/dev/null; rm -rf "$work" /tmp/$tag-*' EXIT
+  pkill -x kmcts-hostile-d 2>/dev/null; pkill -x kmcts-hostile-f 2>/dev/null; rm -rf "$work" /tmp/$tag-*;
+  [ -n "${project_file:-}" ] && rm -f "$project_file"' EXIT
 passes=0
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
@@ -23,6 +25,11 @@ fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 source "$src/tests/e2e/lib/listener.sh"
 start_listener "$work"
 mkdir -p "$work/cache"
+
+# A file of the user's that anyone may read, outside the system's folders and the home (a
+# project's .env): visible in the view, so only the kernel hosts' Landlock keeps it from them.
+project_file="$(cd "$(dirname "$kmcts")" && pwd)/hostile-project-env-$$"
+{ echo "project-secret-$$" > "$project_file" && chmod 644 "$project_file"; } 2>/dev/null || project_file=""
 
 # A process of this uid (kmcts's) that no candidate may signal.
 sleep 600 &
@@ -32,7 +39,8 @@ victim=$!
 measure() {
   local n=$1
   { echo "#define HOSTILE_ATTACK $n"; echo "#define HOSTILE_PORT $port"; echo "#define HOSTILE_PATH \"/tmp/$tag-$n\"";
-    echo "#define HOSTILE_DIR \"$work/cache\""; echo "#define HOSTILE_VICTIM $victim"; echo "#define HOSTILE_MAX_PROCESSES 64"; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack$n.cpp"
+    echo "#define HOSTILE_DIR \"$work/cache\""; echo "#define HOSTILE_VICTIM $victim"; echo "#define HOSTILE_MAX_PROCESSES 64"
+    echo "#define HOSTILE_READ \"$project_file\""; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack$n.cpp"
   out=$(cd "$work" && KMCTS_HOSTILE_API_KEY=sekrit-e2e-$$ "$kmcts" measure "$src/problems/cpu/matmul" "$work/attack$n.cpp" \
     --jsonl "$work/m-$n.jsonl" --set evaluator.cache_dir="$work/cache" "${@:2}" 2>&1)
   local code=$?
@@ -77,6 +85,13 @@ measure 8 --set evaluator.max_processes=64 || true
 sleep 0.3
 ps -eo stat=,comm= | grep -v "^Z" | grep -q " kmcts-hostile-f$" && fail "attack 8: its children outlived the evaluation"
 measure 10 || true
+if [ -z "$project_file" ]; then
+  echo "note: cannot write beside $kmcts: attack 11 (a readable file of the user's) not run"
+elif holds "landlock"; then
+  measure 11 || true
+else
+  echo "note: no landlock here ($confinement): attack 11 (a readable file of the user's) not run"
+fi
 # 9: not a way out but a forgery: the candidate takes over its host's reply channel and reports
 # its calls 100 times shorter; the trusted worker's own clock must give it away.
 { echo "#define HOSTILE_ATTACK 9"; cat "$src/tests/fixtures/hostile/matmul_hostile.cpp"; } > "$work/attack9.cpp"

@@ -88,6 +88,27 @@ else
   failures=$((failures + 1))
 fi
 pkill -f "sleep $mark" 2>/dev/null
+# The guard of the candidate's process (kb_guard.h), as kmcts sets it up: kb_guard_probe.py tries
+# to write the harness's /tmp, signal the harness, start a session, give up its subreaper, and
+# leaves a daemon in a process group of its own, which must not outlive the evaluation.
+sed -e "s|HOSTILE_MARK|$mark|g" -e "s|HOSTILE_CORRECT|$fixtures/small_correct.py|" \
+  "$src/tests/fixtures/hostile/kb_guard_probe.py" > "$work/kb_guard_probe.py"
+out=$(cd "$work" && "$kmcts" measure "$fixtures/small_scale_bias.py" "$work/kb_guard_probe.py" --jsonl "$work/m-guard.jsonl" \
+  --set evaluator.cache_dir="$work/cache-guard" --set evaluator.kernelbench.python="$python" \
+  --set evaluator.kernelbench.device="${KB_DEVICE:-cpu}" --set evaluator.kernelbench.screen=record 2>&1)
+guard=$(python3 -c "import json,sys; print(json.loads(open(sys.argv[1]).readline())['details'].get('candidate_guard', ''))" \
+  "$work/m-guard.jsonl" 2>/dev/null)
+if grep -qE "kb_guard_probe.py \[1/1\] (ok|rejected: no kernel of its own)" <<<"$out" && ! grep -q ESCAPED <<<"$out" &&
+   grep -q "writes only beneath its folders" <<<"$guard" && ! pgrep -f "sleep.*$mark" > /dev/null &&
+   [ ! -e "/tmp/kmcts-guard-planted-$mark" ]; then
+  passes=$((passes + 1))
+else
+  echo "FAIL the candidate's guard: $out / '$guard'"
+  failures=$((failures + 1))
+fi
+echo "candidate's guard: $guard"
+pkill -f "sleep.*$mark" 2>/dev/null
+rm -f "/tmp/kmcts-guard-planted-$mark"
 # Under root, a problem the leased uid cannot read (in a folder only root may enter): the harness
 # keeps kmcts's uid, without capabilities, and the record says why; the evaluation still runs.
 if [ "$(id -u)" = 0 ]; then

@@ -164,6 +164,114 @@ class Hardened(unittest.TestCase):
                     self.assertIn(m.group(2).strip(), message(r))
 
 
+# The guard library (libkmcts_kb_guard.so) lies in the build folder, beside where the timer
+# library would (ctest says where: tests/CMakeLists.txt).
+BUILD = os.environ.get("KMCTS_BUILD_DIR", "")
+HOSTILE = os.path.join(ROOT, "tests", "fixtures", "hostile")
+
+
+def planted_probe(folder, mark):
+    """kb_guard_probe.py with its words replaced (tests/fixtures/hostile)."""
+    with open(os.path.join(HOSTILE, "kb_guard_probe.py"), encoding="utf-8") as f:
+        text = f.read().replace("HOSTILE_MARK", str(mark))
+    text = text.replace("HOSTILE_CORRECT", os.path.join(FIXTURES, "small_correct.py"))
+    path = os.path.join(folder, "probe.py")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def marked_processes(mark):
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                if str(mark).encode() in f.read().split(b"\0"):
+                    found.append(int(entry))
+        except (OSError, ValueError):
+            pass
+    return found
+
+
+def state(pid):
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    return stat[stat.rindex(b")") + 2:].split()[0].decode()
+
+
+@unittest.skipUnless(HAVE_TORCH, "no torch")
+class Guard(unittest.TestCase):
+    """The candidate's process shares the harness's uid and view; the guard it takes before any
+    candidate code runs (kb_guard.h) keeps it from writing the harness's /tmp (torch.compile's
+    cache), signalling the harness, starting a session or giving up its subreaper, and what it
+    starts in a process group of its own is still stopped and killed with it."""
+
+    def setUp(self):
+        import tempfile
+        self.assertTrue(os.path.exists(os.path.join(BUILD, "libkmcts_kb_guard.so")),
+                        f"no guard library in KMCTS_BUILD_DIR='{BUILD}'")
+        self.work = tempfile.mkdtemp()
+        self.mark = 700000 + os.getpid()
+        self.probe = planted_probe(self.work, self.mark)
+        self.planted = ["/tmp/kmcts-guard-planted-%d" % self.mark]
+        import getpass
+        self.planted.append(f"/tmp/torchinductor_{getpass.getuser()}/planted-{self.mark}")
+
+    def tearDown(self):
+        import shutil
+        for pid in marked_processes(self.mark):
+            os.kill(pid, 9)
+        for path in self.planted:
+            if os.path.exists(path):
+                os.unlink(path)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def test_guarded_the_probe_gets_nothing_out(self):
+        r = evaluate(self.probe, "--screen", "record", "--timer-lib", os.path.join(BUILD, "libkmcts_kb_timer.so"))
+        self.assertEqual(verdict(r), "ok", message(r))
+        self.assertIn("writes only beneath its folders", r["candidate_guard"])
+        self.assertIn("seccomp: no setsid, subreaper kept", r["candidate_guard"])
+        if "ABI " in r["candidate_guard"] and int(r["candidate_guard"].split("ABI ")[1].split(":")[0]) >= 6:
+            self.assertIn("signals within its domain", r["candidate_guard"])
+        self.assertEqual([p for p in self.planted if os.path.exists(p)], [])
+        self.assertEqual(marked_processes(self.mark), [], "its daemon outlived the evaluation")
+
+    def test_unguarded_the_probe_escapes(self):
+        # The same probe with no guard library to be found: each attack works, so the probe
+        # shows what the guard stops.
+        r = evaluate(self.probe, "--screen", "record", "--timer-lib", os.path.join(self.work, "libkmcts_kb_timer.so"))
+        self.assertEqual(verdict(r), "compile_error", message(r))  # it raised as it was imported
+        for what in ("wrote /tmp/kmcts-guard-planted", "may signal the harness", "a child became a session leader",
+                     "gave up the subreaper"):
+            self.assertIn(what, r["error"])
+
+    def test_a_daemon_in_its_own_group_is_stopped_and_killed_with_the_candidate(self):
+        import torch  # noqa: F401
+        from candidate_process import Child
+        from faithful import load_module
+        problem = load_module(PROBLEM, "kmcts_kb_guard_problem")
+        child = Child("cpu", os.path.join(BUILD, "libkmcts_kb_timer.so"))
+        try:
+            child.load(self.probe, problem.get_init_inputs(), {})
+            child.ask(None, timeout=120, stage="load")
+            import time
+            deadline = time.monotonic() + 30
+            while not marked_processes(self.mark) and time.monotonic() < deadline:
+                time.sleep(0.05)  # started, but not yet exec'd into its own command line
+            daemons = marked_processes(self.mark)
+            self.assertEqual(len(daemons), 1)
+            while os.getpgid(daemons[0]) == child.proc.pid and time.monotonic() < deadline:
+                time.sleep(0.05)  # its Python starts, then leaves the group
+            self.assertNotEqual(os.getpgid(daemons[0]), child.proc.pid, "the daemon is not in a group of its own")
+            child.pause(True)
+            self.assertEqual(state(daemons[0]), "T")
+            child.pause(False)
+            self.assertNotEqual(state(daemons[0]), "T")
+        finally:
+            child.close()
+        self.assertEqual(marked_processes(self.mark), [])
+
+
 @unittest.skipUnless(HAVE_TORCH, "no torch")
 class Rotation(unittest.TestCase):
     def test_time_block_calls_the_builds_in_turn(self):

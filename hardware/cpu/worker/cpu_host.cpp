@@ -16,6 +16,7 @@ using Clock = std::chrono::steady_clock;
 void serve(const std::string& kernel, const Job& job, SharedArena& mine, const std::vector<SharedArena*>& others) {
   for (SharedArena* other : others) other->unmap();
   try {
+    confine_host_files(kernel);
     confine_kernel_host();
   } catch (const std::exception& e) {
     send_reply_and_exit({{"error", e.what()}}, 3);

@@ -189,6 +189,7 @@ int main(int argc, char** argv) {
   }
   if (device < 0 || kernel.empty()) reply_and_exit({{"error", "kmcts-cuda-host: --device and --kernel are required"}}, 2);
   try {
+    kmcts::worker::confine_host_files(kernel);  // one thread yet: every later one is held too
     Host host(device, kernel, tracing);
     reply(host.ready());
     while (auto line = kmcts::worker::next_request()) reply(host.serve(json::parse(*line)));

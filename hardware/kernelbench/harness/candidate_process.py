@@ -3,9 +3,55 @@ warm harness keeps between evaluations (serve.py). Used by hardened.py."""
 
 import json
 import os
+import shutil
 import signal
 
 from faithful import SEED, load_module, set_seed
+
+
+def descendants(root):
+    """`root` and every live process below it, from /proc (parents read from each stat line)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+            parent = int(stat[stat.rindex(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(entry))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, []))
+    return found
+
+
+def settle(pids, limit_s=0.5):
+    """Waits (at most limit_s) until each of `pids` has stopped or ended: a signal takes effect
+    when its process next runs, which on a loaded machine may be a while after kill() returns."""
+    import time
+    deadline = time.monotonic() + limit_s
+    for pid in pids:
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                break  # gone
+            if stat[stat.rindex(b")") + 2:][:1] in (b"T", b"t", b"Z", b"X"):
+                break
+            time.sleep(0.001)
+
+
+def send(pid, number):
+    try:
+        os.kill(pid, number)
+    except OSError:
+        pass
 
 
 class Verdict(Exception):
@@ -47,6 +93,8 @@ class Child:
         # Copies: tensors sent to it are shared, and a warm harness keeps the originals for the
         # next candidates (and, on the CPU, the reference's own weights may be them).
         init_inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in init_inputs]
+        # Its first word, sent before it had any candidate's code: what confines it.
+        self.guard = str(self.ask(None, stage="start").get("guard", ""))[:500]
         try:
             self.conn.send({"op": "load", "candidate": os.path.abspath(candidate), "init_inputs": init_inputs,
                             "seed": SEED, "env": env, "class": cls, "instances": instances})
@@ -97,34 +145,52 @@ class Child:
             raise Verdict(rejected=f"the candidate's process sent a reply without ok during {during}")
         return reply
 
-    def pause(self, stopped):
+    def pause(self, stopped, tree=True):
         """SIGSTOP while the trusted side times the references (nothing of the candidate runs
-        meanwhile, nor anything it started), SIGCONT after."""
-        self.signal(signal.SIGSTOP if stopped else signal.SIGCONT)
+        meanwhile, nor anything it started), SIGCONT after. tree=False: its group only, for a
+        process that has run no candidate's code (a spare, the reference's timing process),
+        where the walk through /proc would only add its milliseconds to a timed block's wall."""
+        self.signal(signal.SIGSTOP if stopped else signal.SIGCONT, tree)
 
-    def signal(self, number):
-        """To the candidate's process group (it makes its own at start), or to the process
-        while it has not yet."""
+    def signal(self, number, tree=True):
+        """To the candidate's process group (it makes its own at start), or to the process while
+        it has not yet, and to every process below it: one may have moved into a group of its
+        own, but stays below the candidate's process, a subreaper (kb_guard.h). Stopped
+        processes start nothing, so the walk is repeated until it finds none new; a kill stops
+        the tree first (a process killed first would hand its children to the namespace's init)."""
+        reached = set()
+        alive = self.proc.pid is not None and self.proc.exitcode is None  # not reaped: its pid is its own
+        for _ in range(50 if alive and tree else 0):
+            tree = set(descendants(self.proc.pid)) - reached
+            if not tree:
+                break
+            for pid in tree:
+                send(pid, signal.SIGSTOP if number == signal.SIGKILL else number)
+            reached |= tree
+            if number == signal.SIGCONT:
+                break  # nothing to chase: what it starts now runs anyway
         try:
             os.killpg(self.proc.pid, number)
         except OSError:
-            try:
-                os.kill(self.proc.pid, number)
-            except OSError:
-                pass
+            if alive and not tree:  # before it made its group (the walk reached it otherwise)
+                send(self.proc.pid, number)
+        if number == signal.SIGKILL:
+            for pid in reached:
+                send(pid, number)
+        elif number == signal.SIGSTOP:
+            settle(reached)
 
     def kill(self):
         self.signal(signal.SIGKILL)  # its leftovers too: none may run into a later evaluation
         self.proc.join(5)
+        if self.proc.pid is not None and self.proc.exitcode is not None:
+            from candidate_worker import scratch_of
+            shutil.rmtree(scratch_of(self.proc.pid), ignore_errors=True)
 
     def close(self):
-        self.pause(False)
-        try:
-            self.conn.send({"op": "quit"})
-        except (OSError, ValueError):
-            pass
-        self.proc.join(10)
-        self.kill()  # what it left in its group, whether it ended or not
+        """Ends the process and everything below it, its descendants first seen while it lives
+        (once it ends they are the namespace init's)."""
+        self.kill()
 
 
 def checked_samples(reply, count):
@@ -203,7 +269,7 @@ class Warm:
         """The spares stopped while a candidate is timed: their start (imports, a CUDA context)
         must not disturb the measurement."""
         for spare in self.spares.values():
-            spare.pause(stopped)
+            spare.pause(stopped, tree=False)
 
     def start_spare(self, device, timer_lib, role="candidate"):
         if role not in self.spares:

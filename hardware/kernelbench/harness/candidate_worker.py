@@ -185,6 +185,46 @@ def die_with_parent(parent):
         os._exit(1)
 
 
+def guard(timer_library, parent):
+    """Confines this process before anything but Python runs in it (libkmcts_kb_guard.so beside
+    the timer library; kb_guard.h). It shares the trusted side's uid and view, so it may write
+    only in its own scratch, in /dev/shm, and in the folder its extensions are staged in
+    (KMCTS_CANDIDATE_WRITABLE, set by kmcts; or torch's and Triton's folders as a harness run by
+    hand was given them). From Landlock ABI 6 it may signal only what it starts itself, and what
+    it starts stays below it. Its home, temporary files and torch.compile cache move into the
+    scratch, so nothing of the trusted side's caches in /tmp is written from here. Returns what
+    held, in one line."""
+    import ctypes
+    import tempfile
+    scratch = scratch_of(os.getpid())
+    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    os.environ.update(HOME=scratch, TMPDIR=scratch, TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"))
+    tempfile.tempdir = None
+    # kmcts names the folder above every candidate's extension folder; a harness run by hand may
+    # set torch's and Triton's folders for all its candidates instead.
+    named = os.environ.get("KMCTS_CANDIDATE_WRITABLE", "").split(os.pathsep)
+    named += [os.environ.get(v, "") for v in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
+    writable = [scratch, "/dev/shm"] + [p for p in named if p]
+    for folder in writable[2:]:  # a rule names a folder that exists (ext_stage keeps it)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    library = os.path.join(os.path.dirname(os.path.abspath(timer_library)), "libkmcts_kb_guard.so")
+    if not os.path.exists(library):
+        return f"none ({library} not found)"
+    report = ctypes.create_string_buffer(1024)
+    # Existing files to write: device nodes, and its own /proc files (the CUDA driver writes one
+    # as it starts: without it cudaGetDeviceCount fails with error 304 on the H200).
+    status = ctypes.CDLL(library).kmcts_kb_guard("\n".join(writable).encode(), b"/dev\n/proc/self", int(parent), report,
+                                                 ctypes.c_size_t(len(report)))
+    text = report.value.decode(errors="replace")
+    return text if status == 0 else f"failed: {text}"
+
+
+def scratch_of(pid):
+    """The scratch folder of the candidate's process `pid` (guard()), for the trusted side to remove."""
+    import tempfile
+    return os.path.join(tempfile.gettempdir(), f"kmcts-candidate-{pid}")
+
+
 def run(conn, device_arg, timer_library, parent):
     """Entry point in the spawned process. It readies torch, the device and the timer, then
     waits for its one candidate: load {candidate, init_inputs, seed, env} (a warm harness starts
@@ -198,6 +238,12 @@ def run(conn, device_arg, timer_library, parent):
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)  # nor may it read the warm harness's requests
     os.close(null)
+    # Confined before torch starts a thread, and said before any candidate code runs here.
+    try:
+        held = guard(timer_library, parent)
+    except OSError as e:  # its folders could not be made: said, and the evaluation goes on unguarded
+        held = f"failed: {e}"
+    reply(conn, {"ok": True, "guard": held})
     import torch
     import torch.multiprocessing  # noqa: F401 - tensors arrive as shared handles
     from kb_timer import make_timer

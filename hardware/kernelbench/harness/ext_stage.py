@@ -9,7 +9,7 @@ first to the second, times of modification kept to the nanosecond, so torch's ni
 output up to date and loads the library built ahead, while the candidate may still take its lock
 and write its logs. Whatever was at that path before (a previous candidate's leftovers in a warm
 harness's /tmp, modes changed, links, special files) is removed first, and the copy is removed
-after the evaluation (unstage_extensions). Without KMCTS_EXTENSIONS_FROM nothing is staged."""
+after the evaluation (unstage_extensions); the folder above it stays. Without KMCTS_EXTENSIONS_FROM nothing is staged."""
 
 import os
 import shutil
@@ -40,6 +40,18 @@ def _remove(path):
     shutil.rmtree(path, onerror=retry)
 
 
+def _empty(folder):
+    """`folder` as a real, empty folder of mode 0700: what is in it removed, but the folder itself
+    kept, since the candidates' processes started ahead may write in it by a rule that names this
+    very folder (candidate_worker.guard); they cannot replace it, only what is in it."""
+    if os.path.islink(folder) or (os.path.lexists(folder) and not os.path.isdir(folder)):
+        os.unlink(folder)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)
+    for name in os.listdir(folder):
+        _remove(os.path.join(folder, name))
+
+
 def _regular_only(folder, names):
     """What copytree leaves out: anything but folders, regular files and links (a FIFO or a
     device node would hang or fail the copy)."""
@@ -68,8 +80,7 @@ def stage_extensions(env):
         if os.path.islink(probe) or (os.path.lexists(probe) and not os.path.isdir(probe)):
             _remove(probe)
         probe = os.path.dirname(probe)
-    _remove(parent)  # whatever an earlier candidate left or did there
-    os.makedirs(parent, mode=0o700)
+    _empty(parent)  # whatever an earlier candidate left or did there
     if os.path.exists(source):
         if not os.access(source, os.R_OK | os.X_OK):
             raise PermissionError(f"the harness cannot read the candidate's built extensions: {source}")
@@ -87,7 +98,7 @@ def stage_extensions(env):
 
 
 def unstage_extensions(env):
-    """Removes what stage_extensions made (the whole folder above the candidate's), so that a
+    """Empties the folder above the candidate's (stage_extensions made what is in it), so that a
     warm harness's /tmp does not grow with every candidate."""
     if env.get("KMCTS_EXTENSIONS_FROM") and env.get("TORCH_EXTENSIONS_DIR"):
-        _remove(os.path.dirname(os.path.abspath(env["TORCH_EXTENSIONS_DIR"])))
+        _empty(os.path.dirname(os.path.abspath(env["TORCH_EXTENSIONS_DIR"])))

@@ -354,7 +354,7 @@ class EagerProcess:
         return [x["union_ns"] * 1e-6 for x in samples]
 
     def pause(self, stopped):
-        self.child.pause(stopped)
+        self.child.pause(stopped, tree=False)  # it runs the problem's Model only
 
     def close(self):
         self.child.close()
@@ -532,6 +532,7 @@ def evaluate(args, warm=None, env=None):
     try:
         try:
             child.load(args.candidate, init, env or {}, instances=instances["asked"])
+            out["candidate_guard"] = child.guard
             ready = child.ask(None, timeout=args.load_timeout, stage="load")
         except Verdict as v:
             if v.fields.get("stage") == "load" or v.fields.get("timeout"):

@@ -1,0 +1,76 @@
+// libkmcts_kb_guard.so: see kb_guard.h.
+#include "hardware/kernelbench/guard/kb_guard.h"
+
+#include <seccomp.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "hardware/worker/landlock.hpp"
+
+namespace {
+
+std::vector<std::string> lines(const char* text) {
+  std::vector<std::string> out;
+  std::istringstream in(text ? text : "");
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty()) out.push_back(line);
+  return out;
+}
+
+// The filter; "" when it holds, else why not.
+std::string load_filter(bool signals_scoped, pid_t parent) {
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) return "seccomp_init failed";
+  const auto deny = SCMP_ACT_ERRNO(EPERM);
+  int rc = seccomp_rule_add(ctx, deny, SCMP_SYS(setsid), 0);
+  if (rc == 0) rc = seccomp_rule_add(ctx, deny, SCMP_SYS(prctl), 1, SCMP_A0_32(SCMP_CMP_EQ, PR_SET_CHILD_SUBREAPER));
+  if (!signals_scoped && parent > 0) {
+    // The kernel reads these pid arguments as 32-bit ints: the harness, its group, everyone.
+    const pid_t group = getpgid(parent);
+    std::vector<scmp_datum_t> targets = {static_cast<scmp_datum_t>(parent), static_cast<scmp_datum_t>(-1)};
+    if (group > 0) targets.push_back(static_cast<scmp_datum_t>(static_cast<uint32_t>(-group)));
+    for (int call : {SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo),
+                     SCMP_SYS(pidfd_open)})
+      for (scmp_datum_t target : targets)
+        if (rc == 0) rc = seccomp_rule_add(ctx, deny, call, 1, SCMP_A0_32(SCMP_CMP_EQ, target));
+  }
+  if (rc == 0) rc = seccomp_load(ctx);
+  seccomp_release(ctx);
+  return rc == 0 ? "" : std::string("seccomp: ") + std::strerror(-rc);
+}
+
+}  // namespace
+
+extern "C" int kmcts_kb_guard(const char* writable, const char* write_files, int parent, char* report,
+                              size_t report_len) {
+  std::string text;
+  int status = 0;
+  try {
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) text += std::string("no subreaper: ") + std::strerror(errno) + "; ";
+    kmcts::LandlockRules rules;
+    rules.writable = lines(writable);
+    rules.write_files = lines(write_files);
+    const kmcts::LandlockReport landlock = kmcts::restrict_with_landlock(rules);
+    text += landlock.summary();
+    const std::string filter = load_filter(landlock.signals_scoped, parent);
+    if (filter.empty()) {
+      text += landlock.signals_scoped ? "; seccomp: no setsid, subreaper kept"
+                                      : "; seccomp: no setsid, subreaper kept, no signal to the harness";
+    } else {
+      text += "; " + filter, status = -1;
+    }
+  } catch (const std::exception& e) {
+    text = std::string("guard: ") + e.what(), status = -1;
+  }
+  if (report && report_len) {
+    std::strncpy(report, text.c_str(), report_len - 1);
+    report[report_len - 1] = '\0';
+  }
+  return status;
+}
