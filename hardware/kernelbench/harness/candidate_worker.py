@@ -188,7 +188,7 @@ def die_with_parent(parent):
 def guard(timer_library, parent):
     """Confines this process before anything but Python runs in it (libkmcts_kb_guard.so beside
     the timer library; kb_guard.h). It shares the trusted side's uid and view, so it may write
-    only in its own scratch, in /dev/shm, and in the folder its extensions are staged in
+    only in its own scratch, in /dev/shm, into existing device nodes, and in the folder its extensions are staged in
     (KMCTS_CANDIDATE_WRITABLE, set by kmcts; or torch's and Triton's folders as a harness run by
     hand was given them). From Landlock ABI 6 it may signal only what it starts itself, and what
     it starts stays below it. Its home, temporary files and torch.compile cache move into the
@@ -204,6 +204,8 @@ def guard(timer_library, parent):
     # set torch's and Triton's folders for all its candidates instead.
     named = os.environ.get("KMCTS_CANDIDATE_WRITABLE", "").split(os.pathsep)
     named += [os.environ.get(v, "") for v in ("TORCH_EXTENSIONS_DIR", "TRITON_CACHE_DIR")]
+    # /dev/shm too: receiving a CUDA tensor writes there (torch's IPC reference counts; without
+    # it every candidate's process died at its first bind on the H200).
     writable = [scratch, "/dev/shm"] + [p for p in named if p]
     for folder in writable[2:]:  # a rule names a folder that exists (ext_stage keeps it)
         os.makedirs(folder, mode=0o700, exist_ok=True)
@@ -211,10 +213,10 @@ def guard(timer_library, parent):
     if not os.path.exists(library):
         return f"none ({library} not found)"
     report = ctypes.create_string_buffer(1024)
-    # Existing files to write: device nodes, and its own /proc files (the CUDA driver writes one
-    # as it starts: without it cudaGetDeviceCount fails with error 304 on the H200).
-    status = ctypes.CDLL(library).kmcts_kb_guard("\n".join(writable).encode(), b"/dev\n/proc/self", int(parent), report,
-                                                 ctypes.c_size_t(len(report)))
+    # Existing files to write: the device nodes, and its own /proc files (the CUDA driver writes
+    # one as it starts: without it cudaGetDeviceCount fails with error 304 on the H200).
+    status = ctypes.CDLL(library).kmcts_kb_guard("\n".join(writable).encode(), b"/dev\n/proc/self", int(parent),
+                                                 report, ctypes.c_size_t(len(report)))
     text = report.value.decode(errors="replace")
     return text if status == 0 else f"failed: {text}"
 
