@@ -101,6 +101,9 @@ struct PlanContext {
   std::optional<NodeView> best;         // best node of the search so far
   int count = 1;                        // how many distinct plans to propose
   CounterRng rng{0, 0};
+  // Improvements found before on similar problems, one line each (the optimisation archive's
+  // entries the run took at its start: search/memory_archive.hpp); null or empty: none.
+  const std::string* memory = nullptr;
 };
 
 struct PlanResult {

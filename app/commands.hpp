@@ -25,5 +25,6 @@ Command add_measure(CLI::App& root);
 Command add_kernelbench(CLI::App& root);
 Command add_report(CLI::App& root);
 Command add_ablate(CLI::App& root);
+Command add_memory(CLI::App& root);
 
 }  // namespace kmcts::app

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   add(kmcts::app::add_kernelbench);
   add(kmcts::app::add_report);
   add(kmcts::app::add_ablate);
+  add(kmcts::app::add_memory);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

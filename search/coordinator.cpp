@@ -166,7 +166,9 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       agents("agents", s.agent_slots),
       measurements("measurements", settings.measure_slots),
       compiles("compiles", s.compile_slots),
-      progress(s.progress) {}
+      progress(s.progress) {
+  memory = st.run_info().value("memory_prompt", std::string());
+}
 
 double Coordinator::State::elapsed() const {
   return elapsed_before + std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

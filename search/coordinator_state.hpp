@@ -122,6 +122,7 @@ struct Coordinator::State {
   // What agent calls read borrows these (see view()): declared before the pools, they
   // outlive every job, and an entry once set is never replaced.
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();
+  std::string memory;  // the archive's lines for the Planner, from run_info (memory_archive.hpp)
   // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
   std::vector<std::shared_ptr<const std::string>> sources;  // its source (shared with views and jobs)
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/problem.hpp"
 #include "search/coordinator.hpp"
+#include "search/memory_archive.hpp"
 #include "search/run_lock.hpp"
 #include "search/run_store.hpp"
 
@@ -70,11 +71,19 @@ nlohmann::json run_search(const RunRequest& request) {
                              {"host", host_name()},
                              {"seed", settings.seed},
                              {"command_line", request.command_line},
-                             {"evaluator", parts.evaluator->describe()}};
+                             {"evaluator", parts.evaluator->describe()},
+                             // What its Planner is shown of the optimisation archive, taken now.
+                             {"memory_prompt", memory_prompt_for(problem, request.config)}};
   auto store = RunStore::create(run_dir, run_info, request.config.to_json());
   FolderLock lock(run_dir);
   Coordinator coordinator(problem, settings, std::move(parts), *store);
-  return coordinator.run();
+  nlohmann::json summary = coordinator.run();
+  // Its improvements into the optimisation archive, once the store holds them all.
+  if (const std::string memory = record_run_improvements(*store, problem, request.config); !memory.empty()) {
+    summary["memory"] = memory;
+    if (settings.progress) fmt::print(stderr, "{}\n", memory);
+  }
+  return summary;
 }
 
 }  // namespace kmcts

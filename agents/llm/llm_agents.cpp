@@ -174,7 +174,7 @@ class LlmPlanner final : public Planner {
       : session_(Session::for_config(c, "planner")),
         role_(session_->role("planner", c)),
         templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
-                                               "best_summary", "tried", "count"},
+                                               "best_summary", "tried", "memory", "count"},
                    {"parent_source", "count"}),
         hardware_(c.get_string("agents.llm.hardware")),
         backend_(c) {}
@@ -193,6 +193,7 @@ class LlmPlanner final : public Planner {
     std::string tried;
     for (const auto& t : ctx.tried) tried += describe_tried(t);
     values["tried"] = tried.empty() ? "none yet" : tried;
+    values["memory"] = ctx.memory && !ctx.memory->empty() ? *ctx.memory : "none recorded";
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;
     try {

@@ -144,6 +144,7 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   if (line.contains("counters")) r.details["counters"] = line["counters"];
   if (line.contains("attribution")) r.details["attribution"] = line["attribution"];
   if (line.contains("candidate_guard")) r.details["candidate_guard"] = line["candidate_guard"];
+  if (line.contains("device") && line["device"].is_string()) r.details["device"] = line["device"];  // its name
   const std::string error = line.value("error", std::string());
   if (line.contains("infra_error")) {
     r.verdict = Verdict::infra_error;

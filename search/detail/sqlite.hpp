@@ -1,8 +1,8 @@
 #pragma once
 // Minimal RAII over the SQLite C API for the run store. Only what the store needs: open,
 // exec, prepared statements with typed bind/column, and errors that name the database file.
-// Internal to the stores: search/run_store*.cpp and campaigns/ablation_index.cpp include it,
-// nothing else should.
+// Internal to the stores: search/run_store*.cpp, search/memory_archive.cpp and
+// campaigns/ablation_index.cpp include it, nothing else should.
 #include <sqlite3.h>
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// The LLM Planner's list of plans already tried from a kernel: each edge's own plan, and what
-// came of it, a Coder that changed nothing included (real models often hand the kernel back).
+// The LLM Planner's prompt as sent (a mock server keeps it): the list of plans already tried
+// from a kernel, each edge's own plan and what came of it, a Coder that changed nothing included
+// (real models often hand the kernel back); and the optimisation archive's lines for the run.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -11,24 +12,37 @@
 
 using namespace kmcts;
 
-TEST_CASE("llm planner: the tried list names each edge's plan and says when a plan changed nothing") {
+namespace {
+
+// An LLM Planner on a mock server that keeps the last prompt sent, and a context on matmul's seed.
+struct PlannerOnMock {
   std::mutex mutex;
   std::string prompt;
-  llm::MockLlmServer server(0, [&](const std::string&, const std::string&, const std::string& user) -> std::string {
-    std::lock_guard<std::mutex> lock(mutex);
-    prompt = user;
-    return "1. [0.5] unroll the k loop\n";
-  });
-  Config c;
-  c.set("agents.backend=llm");
-  c.set("agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE");
-  c.set_value("agents.llm.base_url", server.base_url(), "test");
-  const Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul");
-  auto planner = PlannerRegistry::instance().create("planner", "llm", c);
+  llm::MockLlmServer server{0, [this](const std::string&, const std::string&, const std::string& user) -> std::string {
+                              std::lock_guard<std::mutex> lock(mutex);
+                              prompt = user;
+                              return "1. [0.5] unroll the k loop\n";
+                            }};
+  Problem problem = load_problem(std::filesystem::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul");
+  std::unique_ptr<Planner> planner;
   PlanContext ctx;
-  ctx.problem = &problem;
+  PlannerOnMock() {
+    Config c;
+    c.set("agents.backend=llm");
+    c.set("agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE");
+    c.set_value("agents.llm.base_url", server.base_url(), "test");
+    planner = PlannerRegistry::instance().create("planner", "llm", c);
+    ctx.problem = &problem;
+    ctx.parent.source_text = std::make_shared<const std::string>(problem.seed_source);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("llm planner: the tried list names each edge's plan and says when a plan changed nothing") {
+  PlannerOnMock m;
+  PlanContext& ctx = m.ctx;
   ctx.parent.id = 3;
-  ctx.parent.source_text = std::make_shared<const std::string>(problem.seed_source);
   NodeView self;  // the Coder returned the kernel unchanged: an edge back to node 3
   self.id = 3;
   self.edge_plan = "tile the loops 32x32";
@@ -42,11 +56,26 @@ TEST_CASE("llm planner: the tried list names each edge's plan and says when a pl
   fresh.id = 4;
   fresh.edge_plan = "vectorize the inner loop";
   ctx.tried = {self, known, fresh};
-  REQUIRE(planner->propose(ctx).plans.size() == 1);
+  REQUIRE(m.planner->propose(ctx).plans.size() == 1);
+  const std::string& prompt = m.prompt;
   CHECK(prompt.find("- tile the loops 32x32 -> no change: the code written for it was this kernel itself") !=
         std::string::npos);
   // The edge's plan, not the plan that first made kernel #1.
   CHECK(prompt.find("- swap the loops -> the same code as kernel #1, found before: not measured yet") != std::string::npos);
   CHECK(prompt.find("ORDER ijk -> ikj") == std::string::npos);
   CHECK(prompt.find("- vectorize the inner loop -> not measured yet") != std::string::npos);
+}
+
+TEST_CASE("llm planner: the prompt sent shows the archive's improvements, or says there are none") {
+  PlannerOnMock m;
+  PlanContext& ctx = m.ctx;
+  const std::string& prompt = m.prompt;
+  REQUIRE(m.planner->propose(ctx).plans.size() == 1);
+  CHECK(prompt.find("## Improvements found before on similar problems") != std::string::npos);
+  CHECK(prompt.find("(from kmcts's optimisation archive: plan, and what it gained over its parent)\nnone recorded") !=
+        std::string::npos);
+  const std::string memory = "- \"ORDER ijk -> ikj\" on matmul (matmul|2^16, vm): 7.81x faster than its parent (3.49 ms -> 447 us)\n";
+  ctx.memory = &memory;
+  REQUIRE(m.planner->propose(ctx).plans.size() == 1);
+  CHECK(prompt.find("gained over its parent)\n" + memory) != std::string::npos);
 }

@@ -1,0 +1,99 @@
+// The optimisation archive (search/memory_archive.hpp): entries stored once per parent, child and
+// hardware; listed, fetched, ranked by relevance; JSON both ways with errors that name the field;
+// the operator signature of a problem.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "search/memory_archive.hpp"
+#include "tests/unit/scratch.hpp"
+
+using namespace kmcts;
+namespace fs = std::filesystem;
+
+namespace {
+
+MemoryEntry entry(const std::string& child, const std::string& signature, const std::string& hardware, double child_ns) {
+  MemoryEntry e;
+  e.problem = signature.substr(0, signature.find('|'));
+  e.kind = "cuda";
+  e.signature = signature;
+  e.hardware = hardware;
+  e.plan = "tile " + child;
+  e.parent_hash = "p";
+  e.child_hash = child;
+  e.parent_source = "parent";
+  e.child_source = "child " + child;
+  e.parent_ns = 1000;
+  e.child_ns = child_ns;
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("memory archive: stores an improvement once, and keeps it across openings") {
+  const fs::path dir = test::fresh_dir("memory");
+  {
+    MemoryArchive archive(dir / "sub" / "memory.sqlite");  // its folder is made
+    CHECK(archive.add(entry("a", "relu|2^24", "NVIDIA H200", 500)));
+    CHECK_FALSE(archive.add(entry("a", "relu|2^24", "NVIDIA H200", 400)));  // same parent, child, hardware
+    CHECK(archive.add(entry("a", "relu|2^24", "NVIDIA A100", 400)));        // another GPU's measurement
+  }
+  MemoryArchive again(dir / "sub" / "memory.sqlite");
+  const auto all = again.list();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].id == 1);
+  CHECK(all[0].speedup() == doctest::Approx(2.0));
+  CHECK(all[0].child_source == "child a");
+  CHECK_FALSE(all[0].created_at.empty());
+  CHECK(again.get(2)->hardware == "NVIDIA A100");
+  CHECK_FALSE(again.get(3).has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("memory archive: relevance ranks the operator, then the size class, then the hardware") {
+  const fs::path dir = test::fresh_dir("memory-rank");
+  MemoryArchive archive(dir / "m.sqlite");
+  archive.add(entry("other-op", "softmax|2^24", "NVIDIA H200", 100));      // 10x, another operator
+  archive.add(entry("same-op-other-size", "relu|2^20", "NVIDIA H200", 800));
+  archive.add(entry("same-all", "relu|2^24", "NVIDIA H200", 900));
+  archive.add(entry("same-size-other-gpu", "relu|2^24", "NVIDIA A100", 700));
+  MemoryEntry cpu = entry("cpu", "relu|2^24", "NVIDIA H200", 100);
+  cpu.kind = "cpu";
+  archive.add(cpu);
+  const auto found = archive.relevant("cuda", "relu|2^24", "NVIDIA H200", 3);
+  REQUIRE(found.size() == 3);
+  CHECK(found[0].child_hash == "same-all");
+  CHECK(found[1].child_hash == "same-size-other-gpu");
+  CHECK(found[2].child_hash == "same-op-other-size");
+  CHECK(archive.relevant("cuda", "relu|2^24", "NVIDIA H200", 10).size() == 4);  // never another kind
+  fs::remove_all(dir);
+}
+
+TEST_CASE("memory archive: JSON both ways, and a bad entry names its field") {
+  const MemoryEntry e = entry("a", "relu|2^24", "NVIDIA H200", 250);
+  const MemoryEntry back = memory_entry_from_json(to_json(e));
+  CHECK(back.child_source == e.child_source);
+  CHECK(back.speedup() == doctest::Approx(4.0));
+  nlohmann::json bad = to_json(e);
+  bad.erase("hardware");
+  CHECK_THROWS_WITH_AS(memory_entry_from_json(bad), "a memory entry lacks \"hardware\"", InputError);
+  bad = to_json(e);
+  bad["child_ns"] = -1;
+  CHECK_THROWS_WITH_AS(memory_entry_from_json(bad), "a memory entry's \"child_ns\" is not a positive number",
+                       InputError);
+  CHECK_THROWS_AS(memory_entry_from_json(nlohmann::json::array()), InputError);
+}
+
+TEST_CASE("memory archive: a problem's operator signature") {
+  Problem p;
+  p.name = "19_ReLU";
+  CHECK(operator_signature(p) == "relu|");  // a KernelBench file declares no tensors
+  p.name = "matmul";
+  TensorSpec a, b;
+  a.shape = {192, 192};
+  b.shape = {192, 192};
+  p.inputs = {a, b};
+  CHECK(operator_signature(p) == "matmul|2^16");  // 73728 elements
+}
