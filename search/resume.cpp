@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/event_replayer.hpp"
+#include "search/memory_archive.hpp"
 #include "search/run_lock.hpp"
 
 namespace kmcts {
@@ -125,7 +126,13 @@ nlohmann::json resume_search(const ResumeRequest& request) {
   Coordinator coordinator(problem, settings, SearchParts::from_config(problem, config), *store);
   // Only once everything above held: a resume refused on the way leaves an ended run as it was.
   if (status != "running") store->reopen();
-  return coordinator.resume();
+  nlohmann::json summary = coordinator.resume();
+  // Its improvements into the optimisation archive (those already there are skipped).
+  if (const std::string memory = record_run_improvements(*store, problem, config); !memory.empty()) {
+    summary["memory"] = memory;
+    if (settings.progress) fmt::print(stderr, "{}\n", memory);
+  }
+  return summary;
 }
 
 }  // namespace kmcts

@@ -193,7 +193,12 @@ class LlmPlanner final : public Planner {
     std::string tried;
     for (const auto& t : ctx.tried) tried += describe_tried(t);
     values["tried"] = tried.empty() ? "none yet" : tried;
-    values["memory"] = ctx.memory && !ctx.memory->empty() ? *ctx.memory : "none recorded";
+    // A section of its own only when the run took lines from the archive: without them the
+    // prompt is the one recorded cassettes hold.
+    values["memory"] = ctx.memory && !ctx.memory->empty()
+                           ? "\n\n## Improvements found before on similar problems (from kmcts's optimisation archive: "
+                             "plan, and what it gained over its parent)\n" + *ctx.memory
+                           : "";
     values["count"] = std::to_string(ctx.count);
     CounterRng rng = ctx.rng;
     try {

@@ -23,8 +23,8 @@ void confine_kernel_host();
 /// Landlock for a kernel host (worker/landlock.hpp), taken while it has one thread (the CPU host
 /// right after its fork, kmcts-cuda-host first thing in main), so every thread it makes later is
 /// held too. It reads only the system's folders (/usr, /lib, /lib64, /etc, /proc, /sys, /dev),
-/// the folders of LD_LIBRARY_PATH, its program's prefix and its `kernel`; it writes only into
-/// existing device nodes and its own /proc files. So a kernel cannot read the user's files
+/// the folders of LD_LIBRARY_PATH, its bundle's lib folder and its `kernel`; it writes only into
+/// existing files under /dev and its own /proc files. So a kernel cannot read the user's files
 /// outside those folders (a project's .env) even under the user's own uid. A kernel without
 /// Landlock leaves the host as it was; one that has it but refuses these rules throws
 /// std::runtime_error (the worker then fails the evaluation, naming the host).

@@ -58,7 +58,8 @@ uint64_t write_rights(int abi) {
 // Adds one path's rule; false with *error set when the kernel refuses it. A missing path is skipped.
 bool add_path(int ruleset, const std::string& path, uint64_t wanted, std::string* error) {
   const int fd = open(path.c_str(), O_PATH | O_CLOEXEC);
-  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR)) return true;
+  // A path that is not there, or that this process may not open, gives it nothing to allow.
+  if (fd < 0 && (errno == ENOENT || errno == ENOTDIR || errno == EACCES || errno == ELOOP)) return true;
   if (fd < 0) {
     *error = path + ": " + std::strerror(errno);
     return false;

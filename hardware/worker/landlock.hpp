@@ -34,7 +34,7 @@ struct LandlockReport {
 int landlock_abi();
 
 /// Restricts the calling thread and every thread or process it starts afterwards (call it while
-/// the process has a single thread). A folder that does not exist is skipped; the rules take
+/// the process has a single thread). A folder that does not exist (or may not be opened) is skipped; the rules take
 /// effect only as a whole (nothing is restricted when adding one fails). Needs no_new_privs,
 /// which it sets.
 LandlockReport restrict_with_landlock(const LandlockRules& rules);

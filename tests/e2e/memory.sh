@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole-command tests of the optimisation archive (issue 30, item 4; search/memory_archive.hpp):
-# a search records its improvements as it ends; the same search again adds none; `kmcts memory
+# a search records its improvements as it ends, and so does a resume; the same search again adds
+# none; `kmcts memory
 # list|show|export|import` on it; a run with agents.memory.k keeps the lines its Planner is
 # shown; agents.feedback.memory=false records nothing; an import line
 # that is not an entry is named by file and line; an archive that cannot be written does not
@@ -27,6 +28,10 @@ search() {
 check "search records" 0 "memory: [1-9][0-9]* improvement\(s\) recorded in $archive \(0 already there\)" -- search "$work/r1"
 count=$("$kmcts" memory list --path "$archive" | head -1 | cut -d' ' -f1)
 check "same search again" 0 "memory: 0 improvement\(s\) recorded .*\($count already there\)" -- search "$work/r2"
+# A resume past its budget records what its new evaluations found (those already there skipped).
+check "resume records" 0 "memory: [0-9]+ improvement\(s\) recorded in $archive \([0-9]+ already there\)" -- \
+  "$kmcts" resume "$work/r1" --budget 20
+count=$("$kmcts" memory list --path "$archive" | head -1 | cut -d' ' -f1)
 check "list" 0 "^ +1 +[0-9.]+x +matmul +cpu " -- "$kmcts" memory list --path "$archive"
 check "show" 0 '"plan": "[^"]+"' -- "$kmcts" memory show 1 --path "$archive"
 show=$("$kmcts" memory show 1 --path "$archive")

@@ -230,7 +230,7 @@ class Guard(unittest.TestCase):
         r = evaluate(self.probe, "--screen", "record", "--timer-lib", os.path.join(BUILD, "libkmcts_kb_timer.so"))
         self.assertEqual(verdict(r), "ok", message(r))
         self.assertIn("writes only beneath its folders", r["candidate_guard"])
-        self.assertIn("seccomp: no setsid, subreaper kept", r["candidate_guard"])
+        self.assertIn("seccomp: no setsid, no CLONE_PARENT, subreaper kept", r["candidate_guard"])
         if "ABI " in r["candidate_guard"] and int(r["candidate_guard"].split("ABI ")[1].split(":")[0]) >= 6:
             self.assertIn("signals within its domain", r["candidate_guard"])
         self.assertEqual([p for p in self.planted if os.path.exists(p)], [])
@@ -242,7 +242,7 @@ class Guard(unittest.TestCase):
         r = evaluate(self.probe, "--screen", "record", "--timer-lib", os.path.join(self.work, "libkmcts_kb_timer.so"))
         self.assertEqual(verdict(r), "compile_error", message(r))  # it raised as it was imported
         for what in ("wrote /tmp/kmcts-guard-planted", "may signal the harness", "a child became a session leader",
-                     "gave up the subreaper"):
+                     "gave up the subreaper", "made a child of the harness"):
             self.assertIn(what, r["error"])
 
     def test_a_daemon_in_its_own_group_is_stopped_and_killed_with_the_candidate(self):

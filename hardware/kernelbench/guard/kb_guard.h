@@ -7,8 +7,12 @@
      signals only to what it starts itself.
    - PR_SET_CHILD_SUBREAPER: whatever it starts stays its descendant even when it daemonises, so
      the harness finds and stops it with it.
-   - seccomp: no setsid; the subreaper cannot be given up; where Landlock cannot scope signals,
-     none to `parent` (the harness), its process group, or every process (-1).
+   - seccomp: no setsid, no clone with CLONE_PARENT (clone3: ENOSYS); the subreaper cannot be
+     given up; below Landlock ABI 3 no truncate(2); where Landlock cannot scope signals (below
+     ABI 6), none to `parent` (the harness), its process group or every process (-1), no pidfd
+     signals and no F_SETOWN/F_SETSIG. That stand-in is partial: the harness's other processes
+     (the reference's timing process, spares) are not named, and it is untested (our kernels
+     have ABI 7).
    Call it while the process has one thread. Returns 0 when the filter holds (Landlock may not:
    the report says what held), -1 otherwise; `report` gets one line either way. */
 #ifndef KMCTS_KB_GUARD_H

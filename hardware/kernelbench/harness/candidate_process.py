@@ -3,7 +3,6 @@ warm harness keeps between evaluations (serve.py). Used by hardened.py."""
 
 import json
 import os
-import shutil
 import signal
 
 from faithful import SEED, load_module, set_seed
@@ -93,8 +92,10 @@ class Child:
         # Copies: tensors sent to it are shared, and a warm harness keeps the originals for the
         # next candidates (and, on the CPU, the reference's own weights may be them).
         init_inputs = [v.clone() if isinstance(v, torch.Tensor) else v for v in init_inputs]
-        # Its first word, sent before it had any candidate's code: what confines it.
-        self.guard = str(self.ask(None, stage="start").get("guard", ""))[:500]
+        # Its first word, sent before it had any candidate's code: what confines it, and its scratch.
+        start = self.ask(None, stage="start")
+        self.guard = str(start.get("guard", ""))[:500]
+        self.scratch = start.get("scratch") if isinstance(start.get("scratch"), str) else ""
         try:
             self.conn.send({"op": "load", "candidate": os.path.abspath(candidate), "init_inputs": init_inputs,
                             "seed": SEED, "env": env, "class": cls, "instances": instances})
@@ -152,7 +153,7 @@ class Child:
         where the walk through /proc would only add its milliseconds to a timed block's wall."""
         self.signal(signal.SIGSTOP if stopped else signal.SIGCONT, tree)
 
-    def signal(self, number, tree=True):
+    def signal(self, number, tree=True, spare_root=False):
         """To the candidate's process group (it makes its own at start), or to the process while
         it has not yet, and to every process below it: one may have moved into a group of its
         own, but stays below the candidate's process, a subreaper (kb_guard.h). Stopped
@@ -161,7 +162,7 @@ class Child:
         reached = set()
         alive = self.proc.pid is not None and self.proc.exitcode is None  # not reaped: its pid is its own
         for _ in range(50 if alive and tree else 0):
-            tree = set(descendants(self.proc.pid)) - reached
+            tree = set(descendants(self.proc.pid)) - reached - ({self.proc.pid} if spare_root else set())
             if not tree:
                 break
             for pid in tree:
@@ -170,7 +171,8 @@ class Child:
             if number == signal.SIGCONT:
                 break  # nothing to chase: what it starts now runs anyway
         try:
-            os.killpg(self.proc.pid, number)
+            if not spare_root:
+                os.killpg(self.proc.pid, number)
         except OSError:
             if alive and not tree:  # before it made its group (the walk reached it otherwise)
                 send(self.proc.pid, number)
@@ -183,13 +185,34 @@ class Child:
     def kill(self):
         self.signal(signal.SIGKILL)  # its leftovers too: none may run into a later evaluation
         self.proc.join(5)
-        if self.proc.pid is not None and self.proc.exitcode is not None:
-            from candidate_worker import scratch_of
-            shutil.rmtree(scratch_of(self.proc.pid), ignore_errors=True)
+        self.remove_scratch()
+
+    def remove_scratch(self):
+        """Its scratch folder, as its start message named it (before any candidate code ran),
+        removed whatever was done to its modes; only a folder of that name in the temporary folder."""
+        import tempfile
+        from candidate_worker import SCRATCH_PREFIX
+        from ext_stage import _remove
+        scratch = getattr(self, "scratch", "")
+        if scratch and os.path.dirname(scratch) == tempfile.gettempdir() and \
+                os.path.basename(scratch).startswith(SCRATCH_PREFIX):
+            try:
+                _remove(scratch)
+            except OSError:
+                pass
 
     def close(self):
-        """Ends the process and everything below it, its descendants first seen while it lives
-        (once it ends they are the namespace init's)."""
+        """Ends the process: what it started first (found below it while it lives), then the
+        process itself by its quit message, so that it lets go of the tensors it was sent (a
+        process killed keeps torch's IPC references, and the trusted side's memory with them),
+        then whatever is left."""
+        self.pause(False)
+        self.signal(signal.SIGKILL, spare_root=True)
+        try:
+            self.conn.send({"op": "quit"})
+        except (OSError, ValueError):
+            pass
+        self.proc.join(10)
         self.kill()
 
 

@@ -193,11 +193,10 @@ def guard(timer_library, parent):
     hand was given them). From Landlock ABI 6 it may signal only what it starts itself, and what
     it starts stays below it. Its home, temporary files and torch.compile cache move into the
     scratch, so nothing of the trusted side's caches in /tmp is written from here. Returns what
-    held, in one line."""
+    held, in one line, and the scratch folder (the trusted side removes it)."""
     import ctypes
     import tempfile
-    scratch = scratch_of(os.getpid())
-    os.makedirs(scratch, mode=0o700, exist_ok=True)
+    scratch = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)  # a fresh name: nothing a process before it left
     os.environ.update(HOME=scratch, TMPDIR=scratch, TORCHINDUCTOR_CACHE_DIR=os.path.join(scratch, "inductor"))
     tempfile.tempdir = None
     # kmcts names the folder above every candidate's extension folder; a harness run by hand may
@@ -211,20 +210,17 @@ def guard(timer_library, parent):
         os.makedirs(folder, mode=0o700, exist_ok=True)
     library = os.path.join(os.path.dirname(os.path.abspath(timer_library)), "libkmcts_kb_guard.so")
     if not os.path.exists(library):
-        return f"none ({library} not found)"
+        return f"none ({library} not found)", scratch
     report = ctypes.create_string_buffer(1024)
     # Existing files to write: the device nodes, and its own /proc files (the CUDA driver writes
     # one as it starts: without it cudaGetDeviceCount fails with error 304 on the H200).
     status = ctypes.CDLL(library).kmcts_kb_guard("\n".join(writable).encode(), b"/dev\n/proc/self", int(parent),
                                                  report, ctypes.c_size_t(len(report)))
     text = report.value.decode(errors="replace")
-    return text if status == 0 else f"failed: {text}"
+    return (text if status == 0 else f"failed: {text}"), scratch
 
 
-def scratch_of(pid):
-    """The scratch folder of the candidate's process `pid` (guard()), for the trusted side to remove."""
-    import tempfile
-    return os.path.join(tempfile.gettempdir(), f"kmcts-candidate-{pid}")
+SCRATCH_PREFIX = "kmcts-candidate-"
 
 
 def run(conn, device_arg, timer_library, parent):
@@ -242,10 +238,10 @@ def run(conn, device_arg, timer_library, parent):
     os.close(null)
     # Confined before torch starts a thread, and said before any candidate code runs here.
     try:
-        held = guard(timer_library, parent)
+        held, scratch = guard(timer_library, parent)
     except OSError as e:  # its folders could not be made: said, and the evaluation goes on unguarded
-        held = f"failed: {e}"
-    reply(conn, {"ok": True, "guard": held})
+        held, scratch = f"failed: {e}", ""
+    reply(conn, {"ok": True, "guard": held, "scratch": scratch})
     import torch
     import torch.multiprocessing  # noqa: F401 - tensors arrive as shared handles
     from kb_timer import make_timer
