@@ -50,7 +50,7 @@ int run(const RunArgs& a) {
   if (a.mpi.on && a.gpus)
     throw InputError("--gpus does not apply with --mpi: each worker rank takes the GPUs it sees (CUDA_VISIBLE_DEVICES, "
                      "shared among the workers of a host)");
-  RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation()};
+  RunRequest request{a.problem_dir, config, a.out, !a.quiet, invocation(), std::nullopt};
   return with_mpi(a.mpi, [&] {
     handle_interrupts();
     return report(run_search(request));

@@ -53,7 +53,8 @@ Verdict3 check_run(const AblationGrid& g, const AblationRunSpec& run, const fs::
   fs::remove_all(scratch);
   auto original = RunStore::open(dir);
   try {
-    run_search({g.problems[run.problem].path, offline_replay_config(original->config(), dir), scratch, false, command_line});
+    run_search({g.problems[run.problem].path, offline_replay_config(original->config(), dir), scratch, false, command_line,
+                original->run_info().value("memory_prompt", std::string())});
   } catch (const std::exception& e) {
     return {"differs", fmt::format("the re-run stopped: {}", e.what())};
   }

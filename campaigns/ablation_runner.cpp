@@ -115,7 +115,7 @@ void run_one(const AblationRequest& r, const AblationGrid& g, const fs::path& ou
   std::string line;
   try {
     const Config config = g.run_config(run, externals);
-    const json summary = run_search({g.problems[run.problem].path, config, dir, false, r.command_line});
+    const json summary = run_search({g.problems[run.problem].path, config, dir, false, r.command_line, std::nullopt});
     const std::string status = summary.value("status", "");
     if (status == "interrupted" || status == "suspended") {
       row.status = "pending";

@@ -112,7 +112,7 @@ std::optional<json> run_problem(const KbLeaderboardRequest& r, const KbProblemFi
     }
     fs::create_directories(run_dir.parent_path());
     write_file_atomic(r.out / "problems" / (f.name + ".hygiene.json"), hygiene.dump(2) + "\n");
-    summary = run_search({f.path, config, run_dir, inner_progress, r.command_line});
+    summary = run_search({f.path, config, run_dir, inner_progress, r.command_line, std::nullopt});
   }
   if (const std::string st = summary.value("status", ""); st == "interrupted" || st == "suspended") return std::nullopt;
   json result = kb_problem_result(f, run_dir, summary);

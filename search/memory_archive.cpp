@@ -293,8 +293,9 @@ std::string memory_prompt_for(const Problem& problem, const Config& config) {
 
 std::string record_run_improvements(const RunStore& store, const Problem& problem, const Config& config) {
   if (!config.get_bool("agents.feedback.memory")) return "";
-  // The synthetic evaluator measures nothing: its landscapes are no kernels' improvements.
-  if (config.get_string("evaluator.name") == "synthetic") return "";
+  // The synthetic evaluator measures nothing, and the replay evaluator only answers with what
+  // another run measured (on whatever hardware that was; that run recorded it).
+  if (const std::string name = config.get_string("evaluator.name"); name == "synthetic" || name == "replay") return "";
   fs::path path;
   try {
     path = MemoryArchive::path_from(config);

@@ -81,7 +81,8 @@ std::string memory_prompt_for(const Problem& problem, const Config& config);
 std::vector<MemoryEntry> run_improvements(const RunStore& store, const Problem& problem);
 
 /// With agents.feedback.memory on: adds run_improvements() to the archive the config names
-/// (none from the synthetic evaluator, which measures nothing).
+/// (none from the synthetic evaluator, which measures nothing, nor from the replay evaluator,
+/// which answers with another run's measurements).
 /// Never throws (a search must not fail for its memory): returns one line saying what it did,
 /// or why it could not.
 std::string record_run_improvements(const RunStore& store, const Problem& problem, const Config& config);

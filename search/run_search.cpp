@@ -73,7 +73,8 @@ nlohmann::json run_search(const RunRequest& request) {
                              {"command_line", request.command_line},
                              {"evaluator", parts.evaluator->describe()},
                              // What its Planner is shown of the optimisation archive, taken now.
-                             {"memory_prompt", memory_prompt_for(problem, request.config)}};
+                             {"memory_prompt", request.memory_prompt ? *request.memory_prompt
+                                                                     : memory_prompt_for(problem, request.config)}};
   auto store = RunStore::create(run_dir, run_info, request.config.to_json());
   FolderLock lock(run_dir);
   Coordinator coordinator(problem, settings, std::move(parts), *store);

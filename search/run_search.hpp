@@ -2,6 +2,7 @@
 // One search from a problem folder and a config to a finished run directory: the entry
 // point the command line and the end-to-end tests share.
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -16,6 +17,9 @@ struct RunRequest {
   std::filesystem::path run_dir;  // empty: runs/<problem>-<UTC time>-s<seed>
   bool progress = true;
   std::string command_line;       // recorded in the run
+  /// The optimisation archive's lines for its Planner, when this run re-runs one that took them
+  /// (its run_info's memory_prompt): a replay asks the prompts the run asked. Unset: taken now.
+  std::optional<std::string> memory_prompt;
 };
 
 /// Runs the search; returns the summary (status "completed", "failed" or "interrupted").
