@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/text.hpp"
 #include "hardware/worker/landlock.hpp"
 
 namespace kmcts::worker {
@@ -23,11 +24,8 @@ void confine_host_files(const std::string& kernel) {
   rules.scope_signals = false;  // the seccomp filter of confine_kernel_host holds signals
   rules.readable = {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev", kernel};
   if (const char* paths = std::getenv("LD_LIBRARY_PATH"))
-    for (std::string rest = paths; !rest.empty();) {
-      const size_t colon = rest.find(':');
-      if (const std::string dir = rest.substr(0, colon); !dir.empty() && dir[0] == '/') rules.readable.push_back(dir);
-      rest = colon == std::string::npos ? "" : rest.substr(colon + 1);
-    }
+    for (const std::string& dir : split_list(paths, ':'))
+      if (dir[0] == '/') rules.readable.push_back(dir);
   std::error_code ec;
   const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) rules.readable.push_back((program.parent_path().parent_path() / "lib").string());  // a bundle's libraries

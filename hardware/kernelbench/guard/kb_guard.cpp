@@ -9,21 +9,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/text.hpp"
 #include "hardware/worker/landlock.hpp"
 
 namespace {
-
-std::vector<std::string> lines(const char* text) {
-  std::vector<std::string> out;
-  std::istringstream in(text ? text : "");
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty()) out.push_back(line);
-  return out;
-}
 
 // The filter; "" when it holds, else why not.
 std::string load_filter(const kmcts::LandlockReport& landlock, pid_t parent) {
@@ -68,8 +60,8 @@ extern "C" int kmcts_kb_guard(const char* writable, const char* write_files, int
   try {
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) text += std::string("no subreaper: ") + std::strerror(errno) + "; ";
     kmcts::LandlockRules rules;
-    rules.writable = lines(writable);
-    rules.write_files = lines(write_files);
+    rules.writable = kmcts::split_list(writable ? writable : "", '\n');
+    rules.write_files = kmcts::split_list(write_files ? write_files : "", '\n');
     const kmcts::LandlockReport landlock = kmcts::restrict_with_landlock(rules);
     text += landlock.summary();
     const std::string filter = load_filter(landlock, parent);

@@ -8,19 +8,24 @@ import signal
 from faithful import SEED, load_module, set_seed
 
 
+def proc_stat(pid):
+    """(state, parent) of process `pid` from /proc/PID/stat (its name may hold spaces and
+    parentheses: the fields start after the last ")"); None when it is gone or unreadable."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[0].decode(), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def descendants(root):
     """`root` and every live process below it, from /proc (parents read from each stat line)."""
     children = {}
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-            parent = int(stat[stat.rindex(b")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(parent, []).append(int(entry))
+        stat = proc_stat(entry) if entry.isdigit() else None
+        if stat is not None:
+            children.setdefault(stat[1], []).append(int(entry))
     found, todo = [], [root]
     while todo:
         pid = todo.pop()
@@ -36,12 +41,8 @@ def settle(pids, limit_s=0.5):
     deadline = time.monotonic() + limit_s
     for pid in pids:
         while time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as f:
-                    stat = f.read()
-            except OSError:
-                break  # gone
-            if stat[stat.rindex(b")") + 2:][:1] in (b"T", b"t", b"Z", b"X"):
+            stat = proc_stat(pid)
+            if stat is None or stat[0] in ("T", "t", "Z", "X"):  # stopped, or gone
                 break
             time.sleep(0.001)
 

@@ -76,6 +76,7 @@ def end_strays():
     kmcts-ns-init): anywhere else pid 1 is the host's init, whose orphans are not ours. Returns
     how many were killed."""
     import signal
+    from candidate_process import proc_stat
     try:
         with open("/proc/1/comm") as f:
             if f.read().strip() != "kmcts-ns-init" or os.getppid() != 1:
@@ -88,12 +89,8 @@ def end_strays():
         for entry in os.listdir("/proc"):
             if not entry.isdigit() or int(entry) in (1, os.getpid()):
                 continue
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
-            if fields[0] != "Z" and fields[1] == "1":
+            stat = proc_stat(entry)
+            if stat is not None and stat[0] != "Z" and stat[1] == 1:
                 try:
                     os.kill(int(entry), signal.SIGKILL)
                     found += 1
