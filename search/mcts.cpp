@@ -72,9 +72,9 @@ bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const 
   if (state == 2) return true;
   memo(node) = 1;
   bool result = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
-  if (!result)
+  if (!result && enterable(graph, node))
     graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-      result = graph.node(c).status == NodeStatus::ok && selectable(graph, c);
+      result = enterable(graph, c) && selectable(graph, c);
       return !result;
     });
   memo(node) = result ? 2 : 3;
@@ -84,9 +84,9 @@ bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const 
 void MctsStrategy::refresh(const VariantGraph& graph, int node) {
   if (!parts_.keep_selectability || graph.reaches_cycle(node)) return;
   bool open = false;
-  if (graph.node(node).status == NodeStatus::ok) {
-    open = has_capacity(graph, node);
-    // The children reach no cycle either, so their flags are kept (and 0 unless ok).
+  if (enterable(graph, node)) {
+    open = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
+    // The children reach no cycle either, so their flags are kept (and 0 unless enterable).
     if (!open)
       graph.for_each_child(node, [&](int c, const EdgeRecord&) {
         open = static_cast<size_t>(c) < selectable_.size() && selectable_[static_cast<size_t>(c)];
@@ -171,36 +171,51 @@ std::optional<Selection> MctsStrategy::next_chain_step(VariantGraph& graph) {
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   if (auto repair = ledger_.start_debug(graph)) return repair;
   if (auto step = next_chain_step(graph)) return step;
-  ++epoch_;
-  if (graph.size() == 0 || !selectable(graph, 0)) return std::nullopt;
+  if (graph.size() == 0) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
   std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
   path.reserve(32);       // one allocation for most descents
+  // Nodes where a descent of this call came to nothing: their only open children lay on its
+  // path (a cycle). They count as not selectable for the rest of the call, and the descent
+  // starts again from the root. Each such node reaches a cycle, so its memo is what is read.
+  std::vector<int> dead_ends;
   auto on_path = [&path](int n) { return std::find(path.begin(), path.end(), n) != path.end(); };
-  int node = 0;
-  while (true) {
-    path.push_back(node);
-    const bool open = has_capacity(graph, node);
-    if (open && !parts_.compare_expansion) break;
-    auto& candidates = candidates_;  // in edge order
-    candidates.clear();
-    // A child on the path would close a cycle through this node: below a node that reaches
-    // none, no child is on the path, and the O(depth) search for one is skipped.
-    const bool may_cycle = graph.reaches_cycle(node);
-    graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
-      if (!(may_cycle && on_path(c)) && graph.node(c).status == NodeStatus::ok && selectable(graph, c))
-        candidates.emplace_back(c, &e);
-      return true;
-    });
-    if (candidates.empty()) {
-      if (open) break;
-      return std::nullopt;  // only reachable through a cycle
+  for (bool found = false; !found;) {
+    ++epoch_;
+    for (int d : dead_ends) memo(d) = 3;
+    if (!selectable(graph, 0)) return std::nullopt;
+    path.clear();
+    int node = 0;
+    while (true) {
+      path.push_back(node);
+      const bool open = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
+      if (open && !parts_.compare_expansion) {
+        found = true;
+        break;
+      }
+      auto& candidates = candidates_;  // in edge order
+      candidates.clear();
+      // A child on the path would close a cycle through this node: below a node that reaches
+      // none, no child is on the path, and the O(depth) search for one is skipped.
+      const bool may_cycle = graph.reaches_cycle(node);
+      graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
+        if (!(may_cycle && on_path(c)) && enterable(graph, c) && selectable(graph, c)) candidates.emplace_back(c, &e);
+        return true;
+      });
+      if (candidates.empty()) {
+        found = open;
+        if (!open) dead_ends.push_back(node);  // only reachable through a cycle
+        break;
+      }
+      const int chosen = choose_child(graph, node, candidates, rng, open);
+      if (chosen < 0) {  // expanding here won over every child
+        found = true;
+        break;
+      }
+      node = chosen;
     }
-    const int chosen = choose_child(graph, node, candidates, rng, open);
-    if (chosen < 0) break;  // expanding here won over every child
-    node = chosen;
   }
   ++selections_;
   Selection selection = ledger_.start_expand(std::move(path));

@@ -60,9 +60,13 @@ class MctsStrategy final : public LedgerStrategy {
   /// recompute(), counting each edge of the walk as its node's children are read (a path
   /// that visits no node twice).
   void recompute(VariantGraph& graph, const std::vector<int>& path, bool count_walk_too) const;
+  /// Whether a descent may pass through `node` at all: an ok node, or a failed one, whose
+  /// children are the Debugger's repairs (they are reachable only through it). A failed node
+  /// is never expanded itself.
+  static bool enterable(const VariantGraph& graph, int node) { return graph.node(node).status != NodeStatus::pending; }
   /// Whether a descent may enter `node`: the kept flag where it holds, else searched.
   bool selectable(const VariantGraph& graph, int node) const {
-    if (parts_.keep_selectability && !graph.reaches_cycle(node) && graph.node(node).status == NodeStatus::ok)
+    if (parts_.keep_selectability && !graph.reaches_cycle(node) && enterable(graph, node))
       return static_cast<size_t>(node) < selectable_.size() && selectable_[static_cast<size_t>(node)];
     return search_selectable(graph, node);
   }

@@ -121,17 +121,23 @@ struct HandDriven {
     g.node(0).status = NodeStatus::ok;
     m.on_evaluated(g, Selection{Selection::Kind::expand, -1, {}, 0}, 0, 0.0);
   }
-  std::pair<int, int> expand(const std::string& hash, double reward) {
+  std::pair<int, int> expand(const std::string& hash, double reward, NodeStatus status = NodeStatus::ok) {
     Selection s = *m.next(g);
+    return {s.node, add(s, hash, reward, status)};
+  }
+  // The job `s` brings a child with `hash` (a repair for a debug job); a new one is evaluated.
+  int add(const Selection& s, const std::string& hash, double reward, NodeStatus status = NodeStatus::ok) {
     NodeRecord n;
     n.hash = hash;
-    auto added = g.add_child(s.node, n, EdgeRecord{});
+    EdgeRecord e;
+    e.kind = s.kind == Selection::Kind::debug ? EdgeKind::debug : EdgeKind::expand;
+    auto added = g.add_child(s.node, n, e);
     m.on_child(g, s, added.node, added.new_node);
     if (added.new_node) {
-      g.node(added.node).status = NodeStatus::ok;
+      g.node(added.node).status = status;
       m.on_evaluated(g, s, added.node, reward);
     }
-    return {s.node, added.node};
+    return added.node;
   }
   MctsStrategy m;
   VariantGraph g;
@@ -311,4 +317,55 @@ TEST_CASE("mcts: a child that improves on its node is expanded next, up to searc
   (void)a0;
   (void)c1;
   (void)e;
+}
+
+TEST_CASE("mcts: a repair is reached through the failed variant it repairs") {
+  // Branching 1: the root's only child fails and the Debugger repairs it. The repair hangs
+  // below the failed node; the descent passes through that node (never expanding it) to the
+  // repair, where the search goes on. It used to stop there: "search space exhausted".
+  for (const char* expansion : {"first_open", "compare"}) {
+    CAPTURE(std::string(expansion));
+    Config c;
+    c.set("search.branching=1");
+    c.set(std::string("search.expansion=") + expansion);
+    HandDriven h(c);
+    auto [root, failed] = h.expand("f", -1.0, NodeStatus::failed);
+    CHECK(root == 0);
+    Selection repair = *h.m.next(h.g);
+    CHECK(repair.kind == Selection::Kind::debug);
+    CHECK(repair.node == failed);
+    const int fixed = h.add(repair, "r", 1.0);
+    std::optional<Selection> next = h.m.next(h.g);
+    REQUIRE(next.has_value());
+    CHECK(next->kind == Selection::Kind::expand);
+    CHECK(next->node == fixed);
+    CHECK(next->path == std::vector<int>{0, failed, fixed});
+  }
+}
+
+TEST_CASE("mcts: a descent that ends in a cycle starts again instead of ending the search") {
+  // Branching 2, no repairs. root: a, and a failed leaf. a: c (0.5), then b (2.0). b: an edge
+  // back to a (a transposition: a cycle), and a failed leaf. Every node but c is full. The
+  // descent goes root -> a -> b (the best value), where the only open way on is a, already on
+  // its path: a dead end. The search must not end there (c has room): it starts again, with b
+  // ruled out for this selection, and expands c.
+  Config c;
+  c.set("search.branching=2");
+  c.set("search.debug_attempts=0");
+  c.set("search.exploration=0.2");
+  HandDriven h(c);
+  auto [p_a, a] = h.expand("a", 1.0);
+  CHECK(h.expand("f0", -1.0, NodeStatus::failed).first == 0);
+  auto [p_c, c_node] = h.expand("c", 0.5);
+  auto [p_b, b] = h.expand("b", 2.0);
+  CHECK((p_a == 0 && p_c == a && p_b == a));
+  auto [p_back, back] = h.expand("a", 0.0);  // b -> a
+  CHECK((p_back == b && back == a));
+  REQUIRE(h.g.edge(b, a) != nullptr);
+  CHECK(h.g.reaches_cycle(a));
+  CHECK(h.expand("f1", -1.0, NodeStatus::failed).first == b);
+  std::optional<Selection> next = h.m.next(h.g);
+  REQUIRE(next.has_value());
+  CHECK(next->node == c_node);
+  CHECK(next->path == std::vector<int>{0, a, c_node});
 }
