@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "agents/error_summary.hpp"
+#include "agents/kernel_profile_text.hpp"
 #include "agents/llm/prompt.hpp"
 #include "agents/llm/prompt_budget.hpp"
 #include "agents/llm/reply_parser.hpp"
@@ -21,6 +22,10 @@ KMCTS_OPTION("agents.feedback.error_summary", Bool, true, std::nullopt, std::nul
              "the failed source's lines around it, the kinds of error and how many more; where and how a wrong answer "
              "differs; a crash's error and the candidate's own traceback frame. false: the raw log, cut to its first "
              "and last 3,000 characters (for ablations).")
+
+KMCTS_OPTION("agents.feedback.ncu", Bool, true, std::nullopt, std::nullopt,
+             "The Planner sees the hardware counters Nsight Compute measured for a kernel "
+             "(details.hw_counters, with evaluator.cuda.profile=true). false: prompts without them (for ablations).")
 
 KMCTS_CHOICE_OPTION("agents.llm.kernelbench_backend", "cuda", ({"cuda", "triton"}),
                     "KernelBench prompts: the kernels ModelNew is to be written with: cuda (CUDA C++ through "
@@ -100,7 +105,7 @@ std::map<std::string, std::string> common_values(const Problem& p, const Backend
           {"reference_source", p.reference_source}, {"backend_name", b.name}, {"backend", b.how}};
 }
 
-std::string describe_result(const NodeView& n) {
+std::string describe_result(const NodeView& n, bool counters) {
   if (!n.result) return "not measured yet";
   const EvalResult& r = *n.result;
   if (r.ok()) {
@@ -114,26 +119,31 @@ std::string describe_result(const NodeView& n) {
     if (d.contains("roofline") && d["roofline"].contains("fraction"))
       out += fmt::format("; {:.0f}% of the roofline (the floor its bytes and FLOPs allow)",
                          100 * d["roofline"]["fraction"].get<double>());
-    if (d.contains("hw_counters") && d["hw_counters"].contains("kernels"))
+    // Nsight Compute's counters (evaluator.cuda.profile) with the verdicts derived from them.
+    if (counters && d.contains("hw_counters") && d["hw_counters"].contains("kernels")) {
       for (const auto& k : d["hw_counters"]["kernels"]) {
         out += fmt::format("; kernel {}:", k.value("name", std::string("?")));
+        if (k.contains("bottleneck")) out += " " + k.value("bottleneck", std::string()) + "; counters:";
         for (const auto& [name, value] : k.items())
-          if (name != "name") out += fmt::format(" {} {}", name, value.dump());
+          if (name != "name" && name != "bottleneck") out += fmt::format(" {} {}", name, value.dump());
       }
+      if (d["hw_counters"].contains("roofline_position"))
+        out += "; " + d["hw_counters"].value("roofline_position", std::string());
+    }
     return out;
   }
   return fmt::format("{}: {}", to_string(r.verdict), r.message);
 }
 
 // One line of the Planner's "already tried" list: the plan, and what came of it.
-std::string describe_tried(const NodeView& t) {
+std::string describe_tried(const NodeView& t, bool counters) {
   const std::string plan = !t.edge_plan.empty()          ? t.edge_plan
                            : !t.plan_history().empty() ? t.plan_history().back()
                                                        : std::string("(unnamed)");
   if (t.unchanged) return fmt::format("- {} -> no change: the code written for it was this kernel itself\n", plan);
   if (t.reached_known)
-    return fmt::format("- {} -> the same code as kernel #{}, found before: {}\n", plan, t.id, describe_result(t));
-  return fmt::format("- {} -> {}\n", plan, describe_result(t));
+    return fmt::format("- {} -> the same code as kernel #{}, found before: {}\n", plan, t.id, describe_result(t, counters));
+  return fmt::format("- {} -> {}\n", plan, describe_result(t, counters));
 }
 
 std::string describe_history(const NodeView& n) {
@@ -173,11 +183,13 @@ class LlmPlanner final : public Planner {
   explicit LlmPlanner(const Config& c)
       : session_(Session::for_config(c, "planner")),
         role_(session_->role("planner", c)),
-        templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
-                                               "best_summary", "tried", "memory", "count"},
+        templates_(c, "planner", {"hardware", "parent_id", "parent_source", "parent_result", "profile",
+                                               "parent_history", "best_summary", "tried", "memory", "count"},
                    {"parent_source", "count"}),
         hardware_(c.get_string("agents.llm.hardware")),
-        backend_(c) {}
+        backend_(c),
+        profile_(ProfileText::from_config(c)),
+        ncu_(c.get_bool("agents.feedback.ncu")) {}
 
   PlanResult propose(const PlanContext& ctx) override {
     PlanResult result;
@@ -185,13 +197,14 @@ class LlmPlanner final : public Planner {
     values["hardware"] = hardware_.empty() ? "not described (set agents.llm.hardware)" : hardware_;
     values["parent_id"] = std::to_string(ctx.parent.id);
     values["parent_source"] = ctx.parent.source();
-    values["parent_result"] = describe_result(ctx.parent);
+    values["parent_result"] = describe_result(ctx.parent, ncu_);
+    values["profile"] = profile_.section(ctx.parent, true);  // "" without one: the prompt is as before
     values["parent_history"] = describe_history(ctx.parent);
-    values["best_summary"] = ctx.best ? fmt::format("node {} ({}), reached by: {}", ctx.best->id, describe_result(*ctx.best),
+    values["best_summary"] = ctx.best ? fmt::format("node {} ({}), reached by: {}", ctx.best->id, describe_result(*ctx.best, ncu_),
                                                     describe_history(*ctx.best))
                                       : "this kernel is the best so far";
     std::string tried;
-    for (const auto& t : ctx.tried) tried += describe_tried(t);
+    for (const auto& t : ctx.tried) tried += describe_tried(t, ncu_);
     values["tried"] = tried.empty() ? "none yet" : tried;
     // A section of its own only when the run took lines from the archive: without them the
     // prompt is the one recorded cassettes hold.
@@ -224,6 +237,8 @@ class LlmPlanner final : public Planner {
   RoleTemplates templates_;
   std::string hardware_;
   Backend backend_;
+  ProfileText profile_;
+  bool ncu_;  // agents.feedback.ncu
 };
 
 class LlmCoder final : public Coder {
@@ -231,12 +246,14 @@ class LlmCoder final : public Coder {
   explicit LlmCoder(const Config& c)
       : session_(Session::for_config(c, "coder")),
         role_(session_->role("coder", c)),
-        templates_(c, "coder", {"parent_source", "plan"}, {"parent_source", "plan"}),
-        backend_(c) {}
+        templates_(c, "coder", {"parent_source", "profile", "plan"}, {"parent_source", "plan"}),
+        backend_(c),
+        profile_(ProfileText::from_config(c)) {}
 
   CodeResult write(const Problem& problem, const NodeView& parent, const Plan& plan) override {
     auto values = common_values(problem, backend_);
     values["parent_source"] = parent.source();
+    values["profile"] = profile_.section(parent, false);
     values["plan"] = plan.text;
     // The same plan for the same parent is the same question: sample 0 (a repeat merges
     // into the existing node as a transposition).
@@ -268,6 +285,7 @@ class LlmCoder final : public Coder {
   RoleSettings role_;
   RoleTemplates templates_;
   Backend backend_;
+  ProfileText profile_;
 };
 
 class LlmDebugger final : public Debugger {

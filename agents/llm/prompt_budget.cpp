@@ -22,7 +22,7 @@ std::map<std::string, SectionCap> default_section_caps() {
   return {{"parent_source", {48000}},      {"failed_source", {48000}},   {"reference_source", {32000}},
           {"problem_description", {6000}}, {"error", {6000}},            {"tried", {6000}},
           {"parent_result", {2000}},       {"parent_history", {3000, true}}, {"best_summary", {3000, true}},
-          {"plan", {4000}},                {"hardware", {1000}}};
+          {"plan", {4000}},                {"hardware", {1000}},            {"profile", {4000}}};
 }
 
 std::map<std::string, SectionCap> section_caps(const Config& c) {

@@ -35,6 +35,7 @@ port=$(grep -o "127.0.0.1:[0-9]*" "$work/mock.out" | cut -d: -f2)
 t0=$SECONDS
 "$KMCTS" run "$problem" --set agents.backend=llm --set agents.llm.base_url="http://127.0.0.1:$port" \
   --set agents.llm.api_key_env= --set agents.plans_per_call=$plans --budget 5 --workers 1 --deterministic --seed 1 \
+  --set agents.llm.cassette="$OUT/cassette.jsonl" --set agents.llm.cassette_mode=record \
   "${extra[@]}" --out "$work/run" > "$OUT/run.md" 2> "$work/run.err"
 echo "run: exit $?, $((SECONDS - t0)) s"
 cat "$OUT/run.md"
@@ -52,6 +53,26 @@ for seq, t, kind, payload in db.execute("select seq, time_s, kind, payload from 
     print(f"- {seq} {t:.2f}s {kind}: {payload[:400]}")
 PY
 cat "$OUT/nodes.md"
+# Each evaluation's per-kernel profile (details.kernel_profile), and the prompts the agents were
+# sent (the cassette keeps every request whole).
+python3 - "$work/run/run.sqlite" "$OUT/cassette.jsonl" > "$OUT/profiles.md" <<'PY3'
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+for node, verdict, details in db.execute("select node, verdict, details from evaluations order by seq"):
+    d = json.loads(details or "{}")
+    print(f"## node {node}: {verdict}\n")
+    print("```json\n" + json.dumps(d.get("kernel_profile", d.get("kernel_profile_error")), indent=1) + "\n```\n")
+for i, line in enumerate(open(sys.argv[2])):
+    c = json.loads(line)
+    text = json.dumps(c.get("request", c))
+    for m in c.get("request", {}).get("messages", []):
+        if m.get("role") == "user": text = m.get("content", "")
+    if "Where its time goes" in text:
+        print(f"## prompt {i} (the profile section)\n\n```")
+        start = text.find("## Where its time goes")
+        print(text[start:start + 2500].split("\n\n##")[0])
+        print("```\n")
+PY3
 # The failed build's whole log, as the Debugger saw it.
 python3 - "$work/run" > "$OUT/compile_error.log" <<'PY2'
 import os, sqlite3, sys

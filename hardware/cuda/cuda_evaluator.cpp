@@ -15,6 +15,7 @@
 #include "hardware/cuda/hw_counters.hpp"
 #include "hardware/cuda/ptxas.hpp"
 #include "hardware/cuda/timing_math.hpp"
+#include "hardware/kernel_profile.hpp"
 #include "hardware/worker_result.hpp"
 
 #ifndef KMCTS_CPU_ABI_DIR
@@ -49,6 +50,10 @@ KMCTS_OPTION("evaluator.cuda.profile", Bool, false, std::nullopt, std::nullopt,
              "After a successful measurement, profile one candidate call under Nsight Compute (a separate worker "
              "run that never feeds the timing) and keep a short list of hardware counters for the agents: DRAM and "
              "SM throughput, achieved occupancy, L2 hit rate, warp stall reasons")
+KMCTS_CHOICE_OPTION("evaluator.cuda.profile_when", "best", ({"best", "all"}),
+                    "Which correct measurements evaluator.cuda.profile profiles: best (one that beats every measurement "
+                    "the run made before: the seed, then each new best, the kernels the Planner expands most) or all; "
+                    "profiles are cached by source, GPU and metric list under the cache folder's ncu/")
 KMCTS_OPTION("evaluator.cuda.ncu", String, "", std::nullopt, std::nullopt,
              "Nsight Compute's ncu for evaluator.cuda.profile; empty = $CUDA_HOME/bin/ncu, /usr/local/cuda/bin/ncu, "
              "or ncu in PATH")
@@ -63,6 +68,15 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// The roofline's peaks: the configured ones, else the worker's estimates from the device.
+cuda::Roofline peaks_for(const cuda::Roofline& configured, const json& details) {
+  cuda::Roofline used = configured;
+  const json device = details.value("device", json::object());
+  if (used.bytes_per_s <= 0) used.bytes_per_s = device.value("peak_bytes_per_s_estimate", 0.0);
+  if (used.flops_per_s <= 0) used.flops_per_s = device.value("peak_fp32_flops_estimate", 0.0);
+  return used;
+}
 
 // The worker cannot use less: the GPU clock ramps up from idle (REFERENCE.md).
 constexpr double kMinWarmupMs = 50;
@@ -109,6 +123,7 @@ CudaEvaluatorSettings CudaEvaluatorSettings::from_config(const Config& c) {
   s.event_samples = static_cast<int>(c.get_int("evaluator.cuda.event_samples"));
   s.protocol = c.get_string("evaluator.cuda.protocol");
   s.profile = c.get_bool("evaluator.cuda.profile");
+  s.profile_when = c.get_string("evaluator.cuda.profile_when");
   s.ncu = c.get_string("evaluator.cuda.ncu");
   if (s.protocol != "kmcts" && s.protocol != "kernelbench")
     throw InputError(fmt::format("evaluator.cuda.protocol: '{}' is not kmcts or kernelbench", s.protocol));
@@ -156,6 +171,7 @@ CudaEvaluator::CudaEvaluator(Problem problem, CudaEvaluatorSettings settings)
                                      settings_.memory_mb, problem_.compile_flags},
                     cuda_compiler_flavor(settings_.arch), "evaluator.cuda.nvcc");
   pool_.emplace(settings_.gpus);
+  if (settings_.profile) deep_ = std::make_unique<cuda::DeepProfiles>(settings_.profile_when, settings_.cache_dir);
 }
 
 BuildResult CudaEvaluator::build(const std::string& source) { return compiler_->compile(source); }
@@ -196,14 +212,20 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
     result.details["gpu"] = gpu.device();
     result.details["confinement"] = with_host_files(run.confinement);
     result.run_seconds = run.wall_seconds;
-    if (settings_.profile && result.ok()) profile(folder, gpu.device(), result);
+    if (deep_ && result.ok() && deep_->wanted(result.speedup)) profile(folder, gpu.device(), build, result);
     return result;
   } catch (const std::exception& e) {
     return failed_result(Verdict::infra_error, std::string("cuda evaluator: ") + e.what());
   }
 }
 
-void CudaEvaluator::profile(const WorkerFolder& folder, int device, EvalResult& result) const {
+void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildResult& build, EvalResult& result) const {
+  const std::string key = cuda::DeepProfiles::key(build.source_hash, result.details.value("device", json::object()).value("name", ""));
+  if (auto cached = deep_->cached(key)) {
+    result.details["hw_counters"] = std::move(*cached);
+    result.details["hw_counters_cached"] = true;
+    return;
+  }
   const std::string job = folder.write_job("profile.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
   std::string metrics;
   for (const auto& m : cuda::counter_metrics()) {
@@ -219,7 +241,8 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, EvalResult& 
   try {
     if (!run.exited_cleanly())
       throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
-    result.details["hw_counters"] = cuda::parse_ncu_csv(run.out);
+    result.details["hw_counters"] = cuda::with_verdicts(cuda::parse_ncu_csv(run.out), problem_, peaks_for(settings_.peaks, result.details));
+    deep_->store(key, result.details["hw_counters"]);
   } catch (const std::exception& e) {
     std::string said = run.out + run.err;
     if (said.size() > 2000) said.resize(2000);
@@ -255,11 +278,7 @@ EvalResult cuda_result_from_worker(const SandboxResult& run, double timeout_s, c
   if (events.contains("candidate_median_ns") && r.candidate.median_ns > 0)
     r.details["events"]["candidate_events_over_cupti"] = events.at("candidate_median_ns").get<double>() / r.candidate.median_ns;
 
-  // The roofline: the worker's estimates of the peaks unless configured.
-  cuda::Roofline used = peaks;
-  const json device = r.details.value("device", json::object());
-  if (used.bytes_per_s <= 0) used.bytes_per_s = device.value("peak_bytes_per_s_estimate", 0.0);
-  if (used.flops_per_s <= 0) used.flops_per_s = device.value("peak_fp32_flops_estimate", 0.0);
+  const cuda::Roofline used = peaks_for(peaks, r.details);
   const double floor_ns = cuda::roofline_floor_ns(problem.flops, problem.bytes, used);
   if (floor_ns > 0) {
     r.details["roofline"] = {{"floor_ns", floor_ns},
@@ -273,6 +292,12 @@ EvalResult cuda_result_from_worker(const SandboxResult& run, double timeout_s, c
       r.message += " [flagged for audit: faster than the roofline]";
     }
   }
+  if (reply.contains("kernel_tables")) try {
+      json profile = kernel_profile(reply.at("kernel_tables"), problem, r.reference.median_ns, r.candidate.median_ns, used);
+      if (!profile.is_null()) r.details["kernel_profile"] = std::move(profile);
+    } catch (const std::exception& e) {  // feedback only: a bad table costs the profile, not the verdict
+      r.details["kernel_profile_error"] = e.what();
+    }
   r.message += fmt::format(", 95% CI [{:.3f}, {:.3f}], {}", ci.low, ci.high, call.call);
   return r;
 }

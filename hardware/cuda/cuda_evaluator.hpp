@@ -6,6 +6,7 @@
 // interval of the speedup and its verdict, the CUDA-event cross-check, the roofline audit.
 // It needs no CUDA itself (the worker does), so its logic is tested in CI.
 #include <filesystem>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 
 #include "hardware/compiler.hpp"
 #include "hardware/cuda/audit.hpp"
+#include "hardware/cuda/deep_profile.hpp"
 #include "hardware/cuda/gpu_pool.hpp"
 #include "hardware/evaluator.hpp"
 #include "hardware/measure_settings.hpp"
@@ -30,7 +32,8 @@ struct CudaEvaluatorSettings : MeasureSettings {
   double min_clock_ratio = 0.9;
   int event_samples = 10;
   std::string protocol = "kmcts";  // or "kernelbench" (comparisons only)
-  bool profile = false;            // hardware counters by ncu after each ok measurement
+  bool profile = false;            // hardware counters by ncu after an ok measurement
+  std::string profile_when = "best";  // which ones: "best" (each new best) or "all"
   std::string ncu;                 // "" = found like nvcc
   cuda::Roofline peaks;      // zeros = the worker's estimate from the device's attributes
 
@@ -63,7 +66,7 @@ class CudaEvaluator final : public Evaluator {
  private:
   /// Hardware counters of one candidate call under ncu, into result.details["hw_counters"]
   /// (or "hw_counters_error"), in the measurement's folder.
-  void profile(const WorkerFolder& folder, int device, EvalResult& result) const;
+  void profile(const WorkerFolder& folder, int device, const BuildResult& build, EvalResult& result) const;
   const BuildResult& reference();
 
   Problem problem_;
@@ -74,6 +77,7 @@ class CudaEvaluator final : public Evaluator {
   std::optional<cuda::GpuPool> pool_;
   std::mutex reference_mutex_;
   std::optional<BuildResult> reference_;
+  std::unique_ptr<cuda::DeepProfiles> deep_;  // when evaluator.cuda.profile is on
 };
 
 /// The worker's result completed with this side's statistics (exposed for tests): the

@@ -15,6 +15,7 @@
 #include "hardware/confine.hpp"
 #include "hardware/confine_exec.hpp"
 #include "hardware/cuda/devices.hpp"
+#include "hardware/kernel_profile.hpp"
 #include "hardware/kernelbench/kb_prebuild.hpp"
 #include "hardware/sandbox.hpp"
 #include "hardware/worker_result.hpp"
@@ -209,6 +210,14 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   const double cand_ns = by_median ? r.candidate.median_ns : r.candidate.mean_ns;
   r.message = fmt::format("ok (KernelBench {}): speedup {:.3f}x vs {} by {}s ({} {:.4g} ms, candidate {:.4g} ms)", mode,
                           r.speedup, baseline, by_median ? "median" : "mean", baseline, ref_ns * 1e-6, cand_ns * 1e-6);
+  if (line.contains("kernel_tables")) try {
+      // The reference's kernels are eager PyTorch's (what the Model launches), with its median.
+      const double eager_ns = runtime.contains("eager") ? stats_of(runtime, "eager").median_ns : r.reference.median_ns;
+      json profile = kernel_profile(line.at("kernel_tables"), Problem{}, eager_ns, r.candidate.median_ns, cuda::Roofline{});
+      if (!profile.is_null()) r.details["kernel_profile"] = std::move(profile);
+    } catch (const std::exception& e) {  // feedback only: a bad table costs the profile, not the verdict
+      r.details["kernel_profile_error"] = e.what();
+    }
   if (line.value("excessive_speedup", false)) {
     r.details["excessive_speedup"] = true;
     r.message += "; over 10x vs eager, which KernelBench flags as a possible reward hack";

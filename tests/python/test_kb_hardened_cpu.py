@@ -286,6 +286,9 @@ class Rotation(unittest.TestCase):
                 out = fn()
                 return {"union_ns": 1, "window_ns": 1, "stray_before": 0, "stray_after": 0}, out
 
+            def kernel_table(self):
+                return []
+
         called = []
 
         def build(k):

@@ -37,9 +37,9 @@ TEST_CASE("prompt: the shipped templates load with the placeholders their roles 
     return extra;
   };
   CHECK_NOTHROW(PromptTemplate::load(default_prompt_dir() / "planner.md",
-                                     with({"hardware", "parent_id", "parent_source", "parent_result", "parent_history",
-                                           "best_summary", "tried", "memory", "count"})));
-  CHECK_NOTHROW(PromptTemplate::load(default_prompt_dir() / "coder.md", with({"parent_source", "plan"})));
+                                     with({"hardware", "parent_id", "parent_source", "parent_result", "profile",
+                                           "parent_history", "best_summary", "tried", "memory", "count"})));
+  CHECK_NOTHROW(PromptTemplate::load(default_prompt_dir() / "coder.md", with({"parent_source", "profile", "plan"})));
   CHECK_NOTHROW(PromptTemplate::load(default_prompt_dir() / "debugger.md",
                                      with({"parent_source", "failed_source", "verdict", "error", "attempt"})));
 }

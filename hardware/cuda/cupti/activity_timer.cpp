@@ -19,7 +19,7 @@ struct Record {
   uint32_t stream;
   uint32_t correlation = 0;
   uint64_t graph_node = 0;
-  std::string name;  // kernels only
+  KernelLaunch launch;  // kernels only: name, geometry and resources
 };
 
 std::mutex g_mutex;
@@ -54,8 +54,14 @@ void CUPTIAPI on_buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, 
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(record);
-        got.push_back({record->kind, k->start, k->end, k->streamId, k->correlationId, k->graphNodeId,
-                       k->name ? k->name : "?"});
+        KernelLaunch launch{.name = k->name ? k->name : "?",
+                            .grid = {k->gridX, k->gridY, k->gridZ},
+                            .block = {k->blockX, k->blockY, k->blockZ},
+                            .registers = k->registersPerThread,
+                            .smem_static = static_cast<int>(k->staticSharedMemory),
+                            .smem_dynamic = static_cast<int>(k->dynamicSharedMemory),
+                            .local_bytes = static_cast<int>(k->localMemoryPerThread)};
+        got.push_back({record->kind, k->start, k->end, k->streamId, k->correlationId, k->graphNodeId, std::move(launch)});
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -139,7 +145,7 @@ namespace {
 void add_attributed(const KernelAttribution& attribution, ActivitySample& s, const Record& r, uint64_t t0,
                     uint64_t t1) {
   const uint64_t ns = std::min(r.end, t1) - std::max(r.start, t0);
-  const KernelOrigin origin = attribution.origin(r.correlation, r.graph_node, r.name);
+  const KernelOrigin origin = attribution.origin(r.correlation, r.graph_node, r.launch.name);
   switch (origin.owner) {
     case KernelOwner::own:
       s.own_ns += ns, s.own_kernels++;
@@ -160,7 +166,7 @@ void add_attributed(const KernelAttribution& attribution, ActivitySample& s, con
 
 ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
   auto exempted = [this](const Record& r) {
-    return !exempt_marker_.empty() && r.stream == exempt_stream_ && r.name.find(exempt_marker_) != std::string::npos;
+    return !exempt_marker_.empty() && r.stream == exempt_stream_ && r.launch.name.find(exempt_marker_) != std::string::npos;
   };
   check_cuda(cudaDeviceSynchronize(), "before the call");
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -170,7 +176,7 @@ ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
     // that ran outside a window (counted: nothing of the kernels under test should).
     std::lock_guard lock(g_mutex);
     for (const Record& r : g_records)
-      if (is_kernel(r) && !exempted(r)) s.stray_before++, s.stray_names.insert(r.name);
+      if (is_kernel(r) && !exempted(r)) s.stray_before++, s.stray_names.insert(r.launch.name);
     g_records.clear();
   }
   if (attribution_) attribution_->forget_launches();  // their records were read above
@@ -189,14 +195,17 @@ ActivitySample ActivityTimer::measure(const std::function<void()>& launch) {
     const bool kernel = is_kernel(r);
     if (kernel && exempted(r)) continue;
     if (r.end <= t0 || r.start >= t1) {
-      if (kernel) s.stray_after++, s.stray_names.insert(r.name);
+      if (kernel) s.stray_after++, s.stray_names.insert(r.launch.name);
       continue;
     }
     s.intervals.push_back({r.start, r.end});
     s.streams.insert(r.stream);
     if (r.kind == CUPTI_ACTIVITY_KIND_MEMCPY) s.memcpys++;
     else if (r.kind == CUPTI_ACTIVITY_KIND_MEMSET) s.memsets++;
-    else s.kernels++, s.kernel_names.insert(r.name);
+    else {
+      s.kernels++, s.kernel_names.insert(r.launch.name);
+      s.kernel_table.add(r.launch, std::min(r.end, t1) - std::max(r.start, t0));
+    }
     if (kernel && attribution_) add_attributed(*attribution_, s, r, t0, t1);
   }
   g_records.clear();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hardware/cuda/cupti/kernel_attribution.hpp"
+#include "hardware/cuda/kernel_table.hpp"
 #include "hardware/cuda/timing_math.hpp"
 
 namespace kmcts::cuda {
@@ -24,6 +25,7 @@ struct ActivitySample {
   int kernels = 0, memcpys = 0, memsets = 0;
   std::set<uint32_t> streams;  // streams the sample's work ran on
   std::set<std::string> kernel_names;  // as CUPTI reports them (mangled)
+  KernelTable kernel_table;            // per launch: calls and time inside the window
   std::vector<Interval> intervals;
   // Kernels recorded outside any measured window: stray_before arrived between the previous
   // window and this one (left behind by the previous call), stray_after ran after this

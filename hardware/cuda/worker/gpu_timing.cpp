@@ -43,6 +43,7 @@ struct Side {
   std::vector<int> sample_stream_set;
   std::vector<std::set<uint32_t>> stream_sets;
   double window_overhead_ns = 0;  // window minus union, summed (launch + synchronisation)
+  cuda::KernelTable kernels;      // per launch over the kept samples (the profile's source)
 
 };
 
@@ -89,6 +90,7 @@ struct Loop {
       side.kernel_ms += static_cast<double>(s.union_ns) * 1e-6;
       side.window_overhead_ns += static_cast<double>(s.window_ns) - static_cast<double>(s.union_ns);
       side.sample_kernels.push_back(s.kernels);
+      side.kernels.merge(s.kernel_table);
       auto known = std::find(side.stream_sets.begin(), side.stream_sets.end(), s.streams);
       if (known == side.stream_sets.end()) known = side.stream_sets.insert(known, s.streams);
       side.sample_stream_set.push_back(static_cast<int>(known - side.stream_sets.begin()));
@@ -183,6 +185,10 @@ GpuTimingOutcome time_gpu(Session& session, std::vector<GpuSet>& sets, const Job
                       {"timing_bound", session.timing_bound_json()}};
   outcome.counters.update(side_counters(ref, "reference"));
   outcome.counters.update(side_counters(cand, "candidate"));
+  outcome.kernel_tables = {{"reference", ref.kernels.to_json()},
+                           {"candidate", cand.kernels.to_json()},
+                           {"samples_reference", ref.samples.size()},
+                           {"samples_candidate", cand.samples.size()}};
   outcome.reference_ns = std::move(ref.samples);
   outcome.candidate_ns = std::move(cand.samples);
   return outcome;

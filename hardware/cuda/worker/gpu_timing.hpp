@@ -43,6 +43,9 @@ struct GpuTimingOutcome {
   std::vector<double> reference_ns;
   std::vector<double> candidate_ns;
   nlohmann::json counters = nlohmann::json::object();
+  // Per side, the kernel table summed over its kept samples, and how many samples that is:
+  // {"reference": [...], "candidate": [...], "samples_reference": N, "samples_candidate": N}.
+  nlohmann::json kernel_tables = nlohmann::json::object();
   std::optional<Mismatch> timed_failure;  // a timed candidate call whose outputs were wrong
 };
 

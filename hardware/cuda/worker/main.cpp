@@ -213,6 +213,7 @@ json run_job(const std::string& job_path) {
   result["events"] = events;
   result["device"] = session.device_json();
   result["candidate_kernels"] = session.candidate_kernels();
+  result["kernel_tables"] = std::move(timing.kernel_tables);
   result["details"]["trace"] = session.last_trace();
   result["reference_samples_ns"] = std::move(timing.reference_ns);
   result["candidate_samples_ns"] = std::move(timing.candidate_ns);

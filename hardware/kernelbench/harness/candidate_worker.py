@@ -125,7 +125,9 @@ def serve(conn, model, timer, device):
 def time_block(instances, timer, bound, keys, device):
     """One timed call on each key in turn, each on the next of `instances` (Instances)."""
     import torch
+    from kernel_table import KernelTable
     samples = []
+    table = KernelTable()  # the model calls' kernels per launch (not the copies into the slots)
     with torch.no_grad():
         # Whatever ran since the last block (the trusted side timed the references meanwhile,
         # with this process stopped) counts as stray work.
@@ -135,6 +137,7 @@ def time_block(instances, timer, bound, keys, device):
             model = instances.next()
             timer.flush()
             sample, out = timer.measure(lambda: model(*inputs))
+            table.add(timer.kernel_table())
             # In a window of its own, as for an untimed call: a large strided output's copy is
             # several kernels, which would count as strays after the window.
             timer.measure(lambda: store(out, slots[0]))
@@ -143,7 +146,7 @@ def time_block(instances, timer, bound, keys, device):
             torch.cuda.synchronize(device)
         tail, _ = timer.measure(lambda: None)  # the last call's stragglers
     # copy_kernels: copies that ran outside any window (none since each has a window of its own)
-    return {"ok": True, "samples": samples, "copy_kernels": 0,
+    return {"ok": True, "samples": samples, "kernel_table": table.to_json(), "copy_kernels": 0,
             "tail_stray": tail["stray_before"] + drain["stray_before"] + drain["stray_after"]}
 
 

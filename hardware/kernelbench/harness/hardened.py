@@ -54,6 +54,7 @@ from candidate_process import Verdict, Warm, checked_samples
 from ext_stage import stage_extensions
 from timing_bound import BOUND_GPU_SPAN_SLACK_MS, BOUND_SLACK_PER_CALL_MS, GpuSpan, reference_overheads, timing_bound
 from faithful import SEED, device_of, on_device, set_seed
+from kernel_table import KernelTable, tables_report
 
 DISTRIBUTIONS = ("problem", "uniform", "negative", "heavy_tailed", "problem")
 SET_BUDGET_BYTES = 4 << 30  # the timing's input sets together (inputs and outputs, shared and kept)
@@ -320,6 +321,7 @@ class EagerProcess:
     def __init__(self, args, warm):
         """Starts the process (or takes the spare); load() gives it the problem."""
         self.args, self.child = args, warm.child(args, role="reference")
+        self.table = KernelTable()  # its timed calls' kernels per launch
 
     @contextlib.contextmanager
     def ours(self):
@@ -346,6 +348,7 @@ class EagerProcess:
             reply = self.child.ask({"op": "time", "keys": keys},
                                    timeout=min(self.args.call_timeout * len(keys), self.args.block_timeout))
             samples = checked_samples(reply, len(keys))
+            self.table.add_reply(reply.get("kernel_table", []), len(samples))
         for k, s in enumerate(sets):
             bad = mismatch(s.eager_slot, s.expected, tol, s.scale)
             if bad:
@@ -360,12 +363,14 @@ class EagerProcess:
         self.child.close()
 
 
-def time_side(timer, model, sets):
+def time_side(timer, model, sets, table=None):
     times = []
     for s in sets:
         timer.flush()
         sample, _ = timer.measure(lambda: model(*s.inputs))
         times.append(sample["union_ns"] * 1e-6)
+        if table is not None:
+            table.add(timer.kernel_table())
     return times
 
 
@@ -412,6 +417,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     counters = {"blocks": 0, "sets": count, "stray_kernels": 0, "copy_kernels": 0, "kernels_per_call": set(),
                 "streams_per_call": set()}
     owners = Owners()
+    tables = {"candidate": KernelTable(), "eager": eager.table if eager is not None else KernelTable()}
 
     def time_candidate(block):
         t0 = time.perf_counter()
@@ -443,6 +449,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
         counters["stray_kernels"] += sum(x["stray_before"] + x["stray_after"] for x in samples) + reply["tail_stray"]
         counters["copy_kernels"] += reply["copy_kernels"]
         owners.add(samples)
+        tables["candidate"].add_reply(reply.get("kernel_table", []), len(samples))
         counters["kernels_per_call"].update(x["kernels"] for x in samples)
         counters["streams_per_call"].update(x["streams"] for x in samples)
         seconds["timing_candidate"] += time.perf_counter() - t0
@@ -468,7 +475,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
                 if k != "candidate":
                     t1 = time.perf_counter()
                     sides[k] += (eager.time(keys, sets, tol, block) if k == "eager" and eager is not None
-                                 else time_side(timer, models[k], sets))
+                                 else time_side(timer, models[k], sets, tables.get(k)))
                     spent[k] += time.perf_counter() - t1
         finally:
             child.pause(False)
@@ -495,7 +502,7 @@ def timing_loop(args, problem, reference, child, device, timer, tol, pool, warm,
     counters["timing_bound"] = bound
     counters["kernels_per_call"] = sorted(counters["kernels_per_call"])
     counters["streams_per_call"] = sorted(counters["streams_per_call"])
-    return sides, counters, owners
+    return sides, counters, owners, tables_report(tables["candidate"], tables["eager"])
 
 
 def evaluate(args, warm=None, env=None):
@@ -556,8 +563,10 @@ def evaluate(args, warm=None, env=None):
             seconds["eager_load"] = time.perf_counter() - t0
         warm.pause_spare(True)
         try:
-            sides, out["counters"], owners = timing(args, problem, reference, child, device, timer, tol, pool, warm,
-                                                    seconds, eager)
+            sides, out["counters"], owners, tables = timing(args, problem, reference, child, device, timer, tol, pool,
+                                                            warm, seconds, eager)
+            if tables is not None:
+                out["kernel_tables"] = tables
         finally:
             warm.pause_spare(False)
         seconds["timing"] = time.perf_counter() - t0

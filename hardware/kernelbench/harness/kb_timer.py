@@ -4,6 +4,7 @@ and the kernels that ran outside any window), and a wall-clock stand-in on the C
 the protocol logic without a GPU; not a measurement)."""
 
 import ctypes
+import json
 import os
 import time
 
@@ -29,8 +30,10 @@ class CuptiTimer:
         self.lib.kmcts_kb_timer_measure.argtypes = [LAUNCH, ctypes.POINTER(Sample), ctypes.c_char_p, ctypes.c_int]
         self.lib.kmcts_kb_timer_attribute.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int]
         self.lib.kmcts_kb_timer_library_objects.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        self.lib.kmcts_kb_timer_kernel_table.argtypes = [ctypes.c_char_p, ctypes.c_int]
         self._check(self.lib.kmcts_kb_timer_open(flush_bytes, self.error, len(self.error)), "opening the CUPTI timer")
         self.objects = ctypes.create_string_buffer(1 << 16)
+        self.table = ctypes.create_string_buffer(1 << 17)  # 64 rows of names up to 512 characters
 
     def attribute(self, own_roots):
         """Every later sample's kernels attributed: own (launched from an object under one of
@@ -48,6 +51,12 @@ class CuptiTimer:
             name, count, ns = line.rsplit(" ", 2)
             out[name] = [int(count), int(ns)]
         return out
+
+    def kernel_table(self):
+        """The last sample's kernels per launch: rows of hardware/cuda/kernel_table.hpp."""
+        if self.lib.kmcts_kb_timer_kernel_table(self.table, len(self.table)) < 0:
+            return []
+        return json.loads(self.table.value.decode(errors="replace"))
 
     def _check(self, rc, what):
         if rc != 0:
@@ -86,6 +95,9 @@ class WallTimer:
 
     def attribute(self, own_roots):
         pass  # nothing runs on a GPU: every sample is unattributed
+
+    def kernel_table(self):
+        return []  # no kernels
 
     def measure(self, call):
         start = time.perf_counter_ns()

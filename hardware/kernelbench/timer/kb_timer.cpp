@@ -19,6 +19,7 @@ void* g_flush = nullptr;
 uint64_t g_flush_bytes = 0;
 unsigned char g_flush_value = 0;
 std::string g_library_objects;  // the last sample's, as kmcts_kb_timer_library_objects gives them
+std::string g_kernel_table = "[]";  // the last sample's, as kmcts_kb_timer_kernel_table gives it
 
 int fail(const std::string& what, char* error, int error_len) {
   if (error != nullptr && error_len > 0) {
@@ -80,6 +81,7 @@ extern "C" int kmcts_kb_timer_measure(kmcts_kb_launch launch, kmcts_kb_sample* o
                            s.library_kernels,
                            s.unknown_kernels,
                            s.attributed ? 1 : 0};
+    g_kernel_table = s.kernel_table.to_json().dump();
     g_library_objects.clear();
     for (const auto& [object, sums] : s.library_objects)
       g_library_objects += object + " " + std::to_string(sums.first) + " " + std::to_string(sums.second) + "\n";
@@ -110,6 +112,12 @@ extern "C" int kmcts_kb_timer_library_objects(char* out, int out_len) {
   if (out == nullptr || out_len <= 0 || g_library_objects.size() >= static_cast<size_t>(out_len)) return -1;
   std::memcpy(out, g_library_objects.c_str(), g_library_objects.size() + 1);
   return static_cast<int>(g_library_objects.size());
+}
+
+extern "C" int kmcts_kb_timer_kernel_table(char* out, int out_len) {
+  if (out == nullptr || out_len <= 0 || g_kernel_table.size() >= static_cast<size_t>(out_len)) return -1;
+  std::memcpy(out, g_kernel_table.c_str(), g_kernel_table.size() + 1);
+  return static_cast<int>(g_kernel_table.size());
 }
 
 extern "C" uint64_t kmcts_kb_timer_flush_bytes(void) { return g_flush_bytes; }

@@ -40,6 +40,10 @@ int kmcts_kb_timer_attribute(const char* own_roots, char* error, int error_len);
 /* The last sample's library kernels by launching object, "object count ns" lines; the length
    written (without the terminating 0), or -1 when `out` is too short. */
 int kmcts_kb_timer_library_objects(char* out, int out_len);
+/* The last sample's kernels per launch (name, grid, block, registers, shared and local memory;
+   calls and ns inside the window) as the JSON list of hardware/cuda/kernel_table.hpp; the length
+   written (without the terminating 0), or -1 when `out` is too short. */
+int kmcts_kb_timer_kernel_table(char* out, int out_len);
 /* Bytes of the flush buffer. */
 uint64_t kmcts_kb_timer_flush_bytes(void);
 

@@ -1,0 +1,69 @@
+#include "hardware/cuda/deep_profile.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <functional>
+#include <system_error>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/hash.hpp"
+#include "hardware/cuda/bottleneck.hpp"
+#include "hardware/cuda/hw_counters.hpp"
+
+namespace kmcts::cuda {
+
+DeepProfiles::DeepProfiles(const std::string& when, std::filesystem::path cache_dir)
+    : all_(when == "all"), dir_(std::move(cache_dir) / "ncu") {
+  if (when != "best" && when != "all")
+    throw InputError("evaluator.cuda.profile_when: unknown value '" + when + "' (known: best, all)");
+}
+
+bool DeepProfiles::wanted(double speedup) {
+  if (all_) return true;
+  std::lock_guard lock(mutex_);
+  if (best_ && speedup <= *best_) return false;
+  best_ = speedup;
+  return true;
+}
+
+std::string DeepProfiles::key(const std::string& source_hash, const std::string& gpu_name) {
+  std::string metrics;
+  for (const auto& m : counter_metrics()) metrics += std::string(m.metric) + ",";
+  return sha256_hex(source_hash + "\n" + gpu_name + "\n" + metrics);
+}
+
+std::optional<nlohmann::json> DeepProfiles::cached(const std::string& key) const {
+  std::ifstream in(dir_ / (key + ".json"));
+  if (!in) return std::nullopt;
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;  // a torn or foreign file: profile again
+  return j;
+}
+
+void DeepProfiles::store(const std::string& key, const nlohmann::json& counters) const {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  const auto tmp = dir_ / (key + ".json.tmp" + std::to_string(::getpid()) + "-" +
+                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  {
+    std::ofstream out(tmp);
+    if (!out) return;
+    out << counters.dump();
+    if (!out) return;
+  }
+  std::filesystem::rename(tmp, dir_ / (key + ".json"), ec);
+  if (ec) std::filesystem::remove(tmp, ec);
+}
+
+nlohmann::json with_verdicts(nlohmann::json counters, const Problem& problem, const Roofline& peaks) {
+  if (counters.contains("kernels") && counters["kernels"].is_array())
+    for (auto& k : counters["kernels"])
+      if (auto b = bottleneck_of(k)) k["bottleneck"] = b->line;
+  const std::string position = roofline_position(problem.flops, problem.bytes, peaks.flops_per_s, peaks.bytes_per_s);
+  if (!position.empty()) counters["roofline_position"] = position;
+  return counters;
+}
+
+}  // namespace kmcts::cuda
