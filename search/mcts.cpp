@@ -23,6 +23,14 @@ KMCTS_OPTION("search.chain_length", Int, 0, 0, 1000,
              "Greedy refinement chains: when a child improves on the node it was expanded from, the next selection "
              "expands that child directly, without a descent, up to this many steps in a row (the chain's results are "
              "backed up along its path like any other); 0 = off.")
+KMCTS_CHOICE_OPTION("search.refine", "off", ({"off", "bandit"}),
+                    "bandit: before each selection a two-armed bandit (search/refine_bandit.hpp) chooses between "
+                    "refining the incumbent (expanding the fastest measured node with room, as the greedy baselines "
+                    "do) and the policy's descent; an arm succeeds when its child beats the best measured so far. "
+                    "off: every selection is a descent.")
+KMCTS_OPTION("search.refine_discount", Double, 0.9, 0.5, 1.0,
+             "search.refine=bandit: the decay of an arm's success and failure counts at each of its updates (1 = "
+             "never forget; lower follows the search's phases faster).")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -42,12 +50,15 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.adaptive_expansion = expansion == "adaptive";
   p.anneal_selections = static_cast<int>(c.get_int("search.anneal_selections"));
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
+  p.refine_bandit = c.get_string("search.refine") == "bandit";
+  p.refine_discount = c.get_double("search.refine_discount");
   return p;
 }
 
 MctsStrategy::MctsStrategy(CommonStrategySettings settings, Parts parts)
     : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {
   ledger_.leave_backup_to_strategy();  // recompute() sets the statistics; back_up() counts the edges
+  if (parts_.refine_bandit) bandit_.emplace(parts_.refine_discount);
 }
 
 bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
@@ -175,6 +186,8 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
+  if (bandit_)
+    if (auto refinement = next_refinement(graph, rng)) return refinement;
   std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
   path.reserve(32);       // one allocation for most descents
   // Nodes where a descent of this call came to nothing: their only open children lay on its
@@ -220,7 +233,39 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   ++selections_;
   Selection selection = ledger_.start_expand(std::move(path));
   refresh(graph, selection.node);  // one more expansion in flight there
+  if (bandit_) arm_of_.emplace(selection.node, RefineBandit::descend);
   return selection;
+}
+
+std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, CounterRng& rng) {
+  if (bandit_->choose(rng) != RefineBandit::refine) return std::nullopt;
+  while (!incumbents_.empty()) {
+    const int node = -incumbents_.top().second;
+    if (has_capacity(graph, node)) {
+      ++selections_;
+      Selection selection = ledger_.start_expand(graph.tree_path(node));
+      refresh(graph, selection.node);
+      arm_of_.emplace(node, RefineBandit::refine);
+      return selection;
+    }
+    // Room comes back only when an expansion in flight ends without a child: keep such a node.
+    if (ledger_.pending_expansions(node) > 0) return std::nullopt;
+    incumbents_.pop();
+  }
+  return std::nullopt;
+}
+
+void MctsStrategy::note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward) {
+  if (!bandit_) return;
+  if (s.kind == Selection::Kind::expand && s.node >= 0)
+    if (auto at = arm_of_.find(s.node); at != arm_of_.end()) {
+      bandit_->update(at->second, reward && (!best_reward_ || *reward > *best_reward_));
+      arm_of_.erase(at);
+    }
+  if (reward && graph.node(node).status == NodeStatus::ok) {
+    incumbents_.emplace(*reward, -node);  // ties: the older node first
+    if (!best_reward_ || *reward > *best_reward_) best_reward_ = *reward;
+  }
 }
 
 void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const { recompute(graph, path, false); }
@@ -269,6 +314,7 @@ void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path, 
 
 void MctsStrategy::on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) {
   LedgerStrategy::on_expansion_failed(graph, s, exhausted);
+  if (auto at = arm_of_.find(s.node); bandit_ && at != arm_of_.end()) arm_of_.erase(at);  // no child: no outcome
   refresh(graph, s.node);  // its expansion is over (and it may be closed now)
 }
 
@@ -279,6 +325,7 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
     refresh(graph, s.node);  // a new child, its expansion over
     return;
   }
+  note_outcome(graph, s, child, std::nullopt);  // a variant already in the graph: nothing new
   const auto& path = ledger_.path_to(s, child, true);
   // A known reward is one more sample along the path; a pending child has none yet.
   const NodeRecord& c = graph.node(child);
@@ -288,6 +335,7 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   ledger_.evaluated(graph, s, node, reward);  // sets the reward
+  note_outcome(graph, s, node, reward);
   const auto& path = ledger_.path_to(s, node);
   if (parts_.chain_length > 0 && s.kind == Selection::Kind::expand && s.node >= 0 && s.node != node &&
       reward > graph.node(s.node).reward) {

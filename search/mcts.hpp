@@ -11,11 +11,13 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
 #include "search/backup.hpp"
 #include "search/pending.hpp"
+#include "search/refine_bandit.hpp"
 #include "search/selection_policy.hpp"
 #include "search/strategy.hpp"
 #include "search/strategy_support.hpp"
@@ -36,6 +38,8 @@ class MctsStrategy final : public LedgerStrategy {
     bool adaptive_expansion = false;  // search.expansion=adaptive: the virtual child learns from generation
     int anneal_selections = 0;       // search.anneal_selections (0 = constant exploration)
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
+    bool refine_bandit = false;      // search.refine=bandit: refine the incumbent or descend, by a bandit
+    double refine_discount = 0.9;    // search.refine_discount
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
@@ -86,6 +90,12 @@ class MctsStrategy final : public LedgerStrategy {
 
   /// The next chain step, if one is waiting and still possible: its selection, else nullopt.
   std::optional<Selection> next_chain_step(VariantGraph& graph);
+  /// search.refine=bandit: the incumbent's expansion when the bandit draws refinement and a
+  /// measured node has room (the fastest such, ties to the oldest), else nullopt (a descent).
+  std::optional<Selection> next_refinement(VariantGraph& graph, CounterRng& rng);
+  /// The bandit's bookkeeping of an expansion's outcome (a new node's reward, or none: a
+  /// transposition), and the incumbents' queue.
+  void note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward);
 
   CommonStrategySettings settings_;
   Parts parts_;
@@ -95,6 +105,13 @@ class MctsStrategy final : public LedgerStrategy {
   // far; and, per node a chain step expanded, that length.
   std::deque<std::pair<std::vector<int>, int>> chain_heads_;
   std::unordered_map<int, int> chain_step_of_;
+  // search.refine=bandit: the bandit, measured ok nodes by reward (best first, ties to the
+  // oldest; nodes without room are dropped as they come to the top), the best reward so far,
+  // and the arm that chose each expansion in flight, by the node it expands.
+  std::optional<RefineBandit> bandit_;
+  std::priority_queue<std::pair<double, int>> incumbents_;
+  std::optional<double> best_reward_;
+  std::unordered_multimap<int, RefineBandit::Arm> arm_of_;
   // selectable()'s memo, valid for the entries stamped with the current next() call's epoch.
   struct Memo {
     uint32_t epoch = 0;

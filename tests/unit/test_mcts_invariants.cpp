@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/mcts.hpp"
@@ -52,8 +54,9 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
 // Every 7th agent call fails (every 14th: the node is exhausted).
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
                                     bool keep_selectability = true, int sources = 30, int chain_length = 0,
-                                    const char* expansion = "first_open") {
+                                    const char* expansion = "first_open", const char* refine = "off") {
   Config c;
+  c.set(std::string("search.refine=") + refine);
   c.set_value("search.chain_length", chain_length, "test");
   c.set(std::string("search.expansion=") + expansion);
   c.set(std::string("search.policy=") + policy);
@@ -150,16 +153,18 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
         for (const char* widening : {"fixed", "progressive"})
-          for (int variant : {0, 1, 2}) {  // as is; chains of 3; adaptive expansion
+          for (int variant : {0, 1, 2, 3}) {  // as is; chains of 3; adaptive expansion; the refinement bandit
             const int chain_length = variant == 1 ? 3 : 0;
             const char* expansion = variant == 2 ? "adaptive" : "first_open";
+            const char* refine = variant == 3 ? "bandit" : "off";
             CAPTURE(policy);
             CAPTURE(pending);
             CAPTURE(backup);
             CAPTURE(widening);
             CAPTURE(chain_length);
             CAPTURE(expansion);
-            drive(policy, pending, backup, widening, true, 30, chain_length, expansion);
+            CAPTURE(refine);
+            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine);
           }
 }
 
@@ -368,4 +373,56 @@ TEST_CASE("mcts: a descent that ends in a cycle starts again instead of ending t
   REQUIRE(next.has_value());
   CHECK(next->node == c_node);
   CHECK(next->path == std::vector<int>{0, a, c_node});
+}
+
+TEST_CASE("mcts: search.refine=bandit refines the incumbent while refining pays, and descends once it stops") {
+  // Every child of the incumbent beats it for the first 12 expansions, then nothing beats it.
+  // With the bandit, refinement keeps winning in the first phase (a greedy chain, where
+  // first_open widens the root first); in the second its successes decay and descents take over.
+  struct Counts {
+    int early = 0, late = 0;  // expansions of the incumbent in steps 0-11 and 28-39
+  };
+  auto run = [](const char* refine) {
+    Config c;
+    c.set("search.branching=4");
+    c.set(std::string("search.refine=") + refine);
+    c.set("search.refine_discount=0.7");
+    HandDriven h(c);
+    Counts n;
+    int incumbent = 0;
+    double best = 0;
+    for (int step = 0; step < 40; ++step) {
+      const bool improving = step < 12;
+      const double reward = improving ? best + 0.1 : best - 0.5 - 0.01 * step;
+      auto [parent, child] = h.expand(fmt::format("n{}", step), reward);
+      if (parent == incumbent) (step < 12 ? n.early : n.late) += step < 12 || step >= 28;
+      if (improving) incumbent = child, best = reward;
+    }
+    return n;
+  };
+  const Counts off = run("off"), bandit = run("bandit");
+  CAPTURE(off.early);
+  CAPTURE(bandit.early);
+  CAPTURE(bandit.late);
+  CHECK(bandit.early >= off.early + 4);
+  CHECK(bandit.early >= 7);
+  CHECK(bandit.late <= 4);  // the incumbent has room for only 4 children anyway; descents elsewhere
+}
+
+TEST_CASE("refine bandit: Beta draws have the right mean, counts decay, the better arm is chosen more") {
+  CounterRng rng(7, 1);
+  double sum = 0;
+  for (int i = 0; i < 4000; ++i) sum += beta_draw(2, 6, rng);
+  CHECK(sum / 4000 == doctest::Approx(0.25).epsilon(0.05));
+  sum = 0;
+  for (int i = 0; i < 4000; ++i) sum += beta_draw(0.5, 0.5, rng);
+  CHECK(sum / 4000 == doctest::Approx(0.5).epsilon(0.05));
+  RefineBandit b(0.5);
+  b.update(RefineBandit::refine, true);
+  b.update(RefineBandit::refine, true);
+  CHECK(b.successes(RefineBandit::refine) == doctest::Approx(1.5));  // 1 * 0.5 + 1
+  for (int i = 0; i < 6; ++i) b.update(RefineBandit::descend, false);
+  int refine = 0;
+  for (int i = 0; i < 1000; ++i) refine += b.choose(rng) == RefineBandit::refine;
+  CHECK(refine > 800);
 }

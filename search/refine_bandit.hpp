@@ -1,0 +1,33 @@
+#pragma once
+// Adaptive greediness for MCTS (search.refine=bandit, issue 29): before each selection a
+// two-armed bandit decides between refining the incumbent (expanding the fastest measured node
+// that has room, as the greedy baselines do) and the tree policy's descent. An arm's success is
+// an expansion whose child beat the best measured so far; its failures are children that did
+// not (failed, slower, or a variant already in the graph). Thompson sampling over Beta
+// posteriors whose counts decay by `discount` at each update of that arm, so the bandit follows
+// the search: refinement while it pays, the tree's breadth once the incumbent's neighbourhood
+// stops paying (a local optimum), refinement again when a descent finds a better region.
+#include "core/rng.hpp"
+
+namespace kmcts {
+
+class RefineBandit {
+ public:
+  enum Arm { refine = 0, descend = 1 };
+  explicit RefineBandit(double discount) : discount_(discount) {}
+  /// A Thompson draw: the arm whose sampled success rate is higher (ties: refine).
+  Arm choose(CounterRng& rng) const;
+  void update(Arm arm, bool success);
+  double successes(Arm arm) const { return wins_[arm]; }
+  double failures(Arm arm) const { return losses_[arm]; }
+
+ private:
+  double discount_;
+  double wins_[2] = {0, 0}, losses_[2] = {0, 0};
+};
+
+/// A Beta(a, b) draw (a, b > 0) from uniform draws: the ratio of two gamma draws
+/// (Marsaglia and Tsang; shape < 1 by the boost u^(1/shape)).
+double beta_draw(double a, double b, CounterRng& rng);
+
+}  // namespace kmcts
