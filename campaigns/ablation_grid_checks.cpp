@@ -137,6 +137,11 @@ Config AblationGrid::run_config(const AblationRunSpec& run, const RunExternals& 
   c.set_value("search.seed", run.seed, fmt::format("grid {} seeds", file.string()));
   if (budget) c.set_value("search.budget", *budget, fmt::format("grid {} budget", file.string()));
   c.set_value("search.deterministic", true, "kmcts ablate");
+  // The optimisation archive changes as runs end, so a run that read it would depend on which
+  // runs ended before it: a grid's runs read none of it unless the grid asks (agents.memory.k).
+  bool asks_memory = base_record.value("set", json::object()).contains("agents.memory.k");
+  for (const auto& [key, value] : overrides(config)) asks_memory |= key == "agents.memory.k";
+  if (!asks_memory) c.set_value("agents.memory.k", 0, "kmcts ablate (a grid reads the archive only where it sets agents.memory.k)");
   // Measurements: recorded once per grid, replayed by every later run of the problem.
   std::vector<std::string> runs;
   if (c.get_string("evaluator.name") == "replay") {

@@ -18,11 +18,11 @@
 KMCTS_OPTION("agents.feedback.memory", Bool, true, std::nullopt, std::nullopt,
              "Record each improvement a search finds (a child that measured faster than its parent) in the "
              "optimisation archive at agents.memory.path when the search ends; `kmcts memory list` shows them")
-KMCTS_OPTION("agents.memory.k", Int, 0, 0, 50,
+KMCTS_OPTION("agents.memory.k", Int, 5, 0, 50,
              "How many of the archive's improvements a new run shows its Planner (the most relevant: same "
-             "operator, then size class, then hardware), taken at its start; 0 = none, the default: a run "
-             "replayed from a cassette, or one run of an ablation grid, would otherwise see the archive as "
-             "other runs left it")
+             "operator, then size class, then hardware), taken at its start and kept in the run, so a resume or "
+             "replay asks what the run asked; 0 = none. kmcts ablate sets 0 for grids that do not set it (a run "
+             "would otherwise read the archive as the grid's earlier runs left it).")
 KMCTS_OPTION("agents.memory.path", String, "", std::nullopt, std::nullopt,
              "The optimisation archive (SQLite), shared by the runs on this machine; empty = "
              "$XDG_DATA_HOME/kmcts/memory.sqlite, else ~/.local/share/kmcts/memory.sqlite")
@@ -35,7 +35,7 @@ namespace {
 
 constexpr const char* kColumns =
     "id, created_at, run, problem, kind, signature, hardware, plan, parent_hash, child_hash, parent_source, "
-    "child_source, parent_ns, child_ns, interval";
+    "child_source, parent_ns, child_ns, interval, profiles, bottleneck";
 
 MemoryEntry entry_from_row(const detail::Statement& q) {
   MemoryEntry e;
@@ -48,6 +48,9 @@ MemoryEntry entry_from_row(const detail::Statement& q) {
   e.child_ns = q.real(13);
   e.interval = json::parse(q.text(14), nullptr, false);
   if (e.interval.is_discarded()) e.interval = nullptr;
+  e.profiles = json::parse(q.text(15), nullptr, false);
+  if (e.profiles.is_discarded()) e.profiles = nullptr;
+  e.bottleneck = q.text(16);
   return e;
 }
 
@@ -69,7 +72,9 @@ json to_json(const MemoryEntry& e) {
           {"parent_ns", e.parent_ns},
           {"child_ns", e.child_ns},
           {"speedup", e.speedup()},
-          {"interval", e.interval}};
+          {"interval", e.interval},
+          {"profiles", e.profiles},
+          {"bottleneck", e.bottleneck}};
 }
 
 MemoryEntry memory_entry_from_json(const json& j) {
@@ -102,6 +107,8 @@ MemoryEntry memory_entry_from_json(const json& j) {
   number("parent_ns", e.parent_ns);
   number("child_ns", e.child_ns);
   e.interval = j.value("interval", json(nullptr));
+  e.profiles = j.value("profiles", json(nullptr));
+  text("bottleneck", e.bottleneck, false);
   return e;
 }
 
@@ -126,6 +133,10 @@ struct MemoryArchive::Impl {
         "child_hash TEXT NOT NULL, parent_source TEXT, child_source TEXT, parent_ns REAL, child_ns REAL, "
         "interval TEXT, UNIQUE (parent_hash, child_hash, hardware));"
         "CREATE INDEX IF NOT EXISTS entries_kind ON entries (kind);");
+    // Archives made before entries carried profiles gain the columns (empty in old entries).
+    bool has_profiles = false;
+    for (auto q = db.prepare("PRAGMA table_info(entries)"); q.step();) has_profiles |= q.text(1) == "profiles";
+    if (!has_profiles) db.exec("ALTER TABLE entries ADD COLUMN profiles TEXT; ALTER TABLE entries ADD COLUMN bottleneck TEXT;");
   }
   detail::Database db;
 };
@@ -154,12 +165,12 @@ const fs::path& MemoryArchive::file() const { return impl_->db.file(); }
 bool MemoryArchive::add(const MemoryEntry& e) {
   auto q = impl_->db.prepare(
       "INSERT OR IGNORE INTO entries (created_at, run, problem, kind, signature, hardware, plan, parent_hash, "
-      "child_hash, parent_source, child_source, parent_ns, child_ns, interval) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+      "child_hash, parent_source, child_source, parent_ns, child_ns, interval, profiles, bottleneck) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   q.bind(1, e.created_at.empty() ? utc_now() : e.created_at).bind(2, e.run).bind(3, e.problem).bind(4, e.kind);
   q.bind(5, e.signature).bind(6, e.hardware).bind(7, e.plan).bind(8, e.parent_hash).bind(9, e.child_hash);
   q.bind(10, e.parent_source).bind(11, e.child_source).bind(12, e.parent_ns).bind(13, e.child_ns);
-  q.bind(14, e.interval.dump());
+  q.bind(14, e.interval.dump()).bind(15, e.profiles.dump()).bind(16, e.bottleneck);
   q.run();
   return impl_->db.changes() > 0;
 }
@@ -222,6 +233,28 @@ std::string hardware_of(const json& details, const std::string& cpu) {
   return cpu;
 }
 
+// A measurement's largest kernels as an entry keeps them: name, share and time per launch.
+json top_kernels(const json& details) {
+  json out = json::array();
+  const json kernels = details.value("kernel_profile", json::object()).value("candidate", json::object()).value("kernels", json::array());
+  for (const json& k : kernels) {
+    if (out.size() == 3) break;
+    out.push_back({{"name", k.value("name", "")}, {"share", k.value("share", 0.0)}, {"mean_ns", k.value("mean_ns", 0.0)}});
+  }
+  return out;
+}
+
+// The verdict of the measurement's main kernel ("memory-bound", ...), where ncu profiled it.
+std::string bottleneck_kind(const json& details) {
+  const json kernels = details.value("hw_counters", json::object()).value("kernels", json::array());
+  for (const json& k : kernels)
+    if (k.contains("bottleneck") && k["bottleneck"].is_string()) {
+      const std::string line = k["bottleneck"];
+      return line.substr(0, line.find(':'));
+    }
+  return "";
+}
+
 }  // namespace
 
 std::vector<MemoryEntry> run_improvements(const RunStore& store, const Problem& problem) {
@@ -250,9 +283,13 @@ std::vector<MemoryEntry> run_improvements(const RunStore& store, const Problem& 
     m.problem = problem.name;
     m.kind = problem.kind;
     m.signature = signature;
-    const auto result = last.find(c.id);
+    const auto result = last.find(c.id), before = last.find(p.id);
     const json details = result == last.end() ? json::object() : result->second.details;
+    const json parent_details = before == last.end() ? json::object() : before->second.details;
     m.hardware = hardware_of(details, cpu);
+    if (json b = top_kernels(parent_details), a = top_kernels(details); !b.empty() || !a.empty())
+      m.profiles = {{"before", std::move(b)}, {"after", std::move(a)}};
+    m.bottleneck = bottleneck_kind(parent_details);
     m.interval = details.value("speedup_ci", json(nullptr));
     m.plan = edge.plan;
     m.parent_hash = p.hash;
@@ -281,8 +318,15 @@ std::string memory_prompt_for(const Problem& problem, const Config& config) {
                                                  static_cast<size_t>(k))) {
       std::string plan = e.plan.substr(0, e.plan.find('\n'));
       if (plan.size() > 200) plan = plan.substr(0, 197) + "...";
-      out += fmt::format("- \"{}\" on {} ({}, {}): {:.2f}x faster than its parent ({} -> {})\n", plan, e.problem,
+      out += fmt::format("- \"{}\" on {} ({}, {}): {:.2f}x faster than its parent ({} -> {})", plan, e.problem,
                          e.signature, e.hardware, e.speedup(), format_ns(e.parent_ns), format_ns(e.child_ns));
+      if (!e.bottleneck.empty()) out += "; the parent was " + e.bottleneck;
+      const json before = e.profiles.is_object() ? e.profiles.value("before", json::array()) : json::array();
+      const json after = e.profiles.is_object() ? e.profiles.value("after", json::array()) : json::array();
+      if (!before.empty() && !after.empty())
+        out += fmt::format("; main kernel {} ({:.0f}% of its time) -> {} ({:.0f}%)", before[0].value("name", ""),
+                           100 * before[0].value("share", 0.0), after[0].value("name", ""), 100 * after[0].value("share", 0.0));
+      out += "\n";
     }
     return out;
   } catch (const std::exception& e) {

@@ -30,6 +30,11 @@ struct MemoryEntry {
   std::string parent_hash, child_hash, parent_source, child_source;
   double parent_ns = 0, child_ns = 0;  // medians of the two evaluations
   nlohmann::json interval = nullptr;   // the child's speedup interval against the reference, as its evaluator gave it
+  // Where the measurements profiled them (details.kernel_profile, details.hw_counters): each
+  // side's largest kernels {"before": [{"name", "share", "mean_ns"}...], "after": [...]}, and the
+  // parent's bottleneck verdict ("memory-bound", "compute-bound", "latency/occupancy-bound").
+  nlohmann::json profiles = nullptr;
+  std::string bottleneck;
   double speedup() const { return child_ns > 0 ? parent_ns / child_ns : 0; }  // child over parent
 };
 

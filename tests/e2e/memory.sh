@@ -61,7 +61,7 @@ check "import a bad line" 2 "bad.jsonl:2: a memory entry lacks \"parent_hash\"" 
 check "switched off" 0 "speedup" -- search "$work/r3" --set agents.feedback.memory=false --set agents.memory.path="$work/off.sqlite"
 [ ! -e "$work/off.sqlite" ] && passes=$((passes + 1)) || { echo "FAIL switched off: the archive was made"; failures=$((failures + 1)); }
 # A run with agents.memory.k takes the archive's most relevant lines for its Planner at its
-# start, into its run_info; the default (k = 0) takes none.
+# start, into its run_info; the default (k = 5) takes up to five, k = 0 none.
 search "$work/r5" --set agents.memory.k=2 > /dev/null 2>&1
 "$kmcts" export "$work/r5" --format json -o "$work/r5.json"
 python3 - "$work/r5.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL memory_prompt of a run with k=2"; failures=$((failures + 1)); }
@@ -70,8 +70,12 @@ lines = json.load(open(sys.argv[1]))["run"]["memory_prompt"].splitlines()
 assert len(lines) == 2 and all(l.startswith('- "') and "x faster than its parent" in l for l in lines), lines
 PY
 "$kmcts" export "$work/r2" --format json -o "$work/r2.json"
-python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['run']['memory_prompt'] == ''" "$work/r2.json" \
-  && passes=$((passes + 1)) || { echo "FAIL a run with the default k took memory"; failures=$((failures + 1)); }
+python3 -c "import json,sys; n = len(json.load(open(sys.argv[1]))['run']['memory_prompt'].splitlines()); assert 1 <= n <= 5, n" \
+  "$work/r2.json" && passes=$((passes + 1)) || { echo "FAIL a run with the default k (5) took no memory, or more"; failures=$((failures + 1)); }
+search "$work/r6" --set agents.memory.k=0 > /dev/null 2>&1
+"$kmcts" export "$work/r6" --format json -o "$work/r6.json"
+python3 -c "import json,sys; assert json.load(open(sys.argv[1]))['run']['memory_prompt'] == ''" "$work/r6.json" \
+  && passes=$((passes + 1)) || { echo "FAIL a run with k=0 took memory"; failures=$((failures + 1)); }
 # An archive that cannot be written costs the search nothing but the line that says so.
 check "unwritable archive" 0 "memory: not recorded in /proc/kmcts-nope/m.sqlite: " -- \
   search "$work/r4" --set agents.memory.path=/proc/kmcts-nope/m.sqlite

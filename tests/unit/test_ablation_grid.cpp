@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <set>
 
 #include "campaigns/ablation_grid.hpp"
 #include "core/error.hpp"
@@ -224,4 +225,24 @@ TEST_CASE("ablation grid: its identity holds the base options it sets, not every
   const auto& recorded = identity["problems"][0]["recorded"];
   REQUIRE(recorded.size() == 1);
   CHECK(recorded[0].get<std::string>().size() == 64);  // the sha256 of matmul-devbox's run.sqlite
+}
+
+TEST_CASE("ablation grid: a run reads the optimisation archive only where the grid sets agents.memory.k") {
+  // The archive changes as the grid's runs end: read by default, a run would depend on which
+  // runs ended before it.
+  CHECK(Config().get_int("agents.memory.k") == 5);  // kmcts run's default
+  const AblationGrid plain = load(sample_grid());
+  CHECK(plain.run_config(plain.runs[0], {}).get_int("agents.memory.k") == 0);
+  json base = sample_grid();
+  base["base"]["set"]["agents.memory.k"] = 5;
+  const AblationGrid in_base = load(base);
+  CHECK(in_base.run_config(in_base.runs[0], {}).get_int("agents.memory.k") == 5);
+  json axis = sample_grid();
+  axis["axes"][1] = {{"name", "k"}, {"key", "agents.memory.k"}, {"values", {0, 3}}};
+  axis.erase("exclude");
+  axis["baseline"] = {{"policy", "uct"}, {"k", "0"}};
+  const AblationGrid by_axis = load(axis);
+  std::set<int64_t> ks;
+  for (const auto& run : by_axis.runs) ks.insert(by_axis.run_config(run, {}).get_int("agents.memory.k"));
+  CHECK(ks == std::set<int64_t>{0, 3});
 }

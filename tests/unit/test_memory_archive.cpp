@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "core/error.hpp"
+#include "search/detail/sqlite.hpp"
 #include "search/memory_archive.hpp"
 #include "tests/unit/scratch.hpp"
 
@@ -96,4 +97,45 @@ TEST_CASE("memory archive: a problem's operator signature") {
   b.shape = {192, 192};
   p.inputs = {a, b};
   CHECK(operator_signature(p) == "matmul|2^16");  // 73728 elements
+}
+
+TEST_CASE("memory archive: entries keep the profiles before and after, and the lines a Planner reads name them") {
+  const fs::path dir = test::fresh_dir("memory-profiles");
+  const fs::path file = dir / "memory.sqlite";
+  fs::create_directories(dir);
+  {
+    // An archive written before entries carried profiles: opened, it gains the columns.
+    detail::Database old(file, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    old.exec("CREATE TABLE entries (id INTEGER PRIMARY KEY, created_at TEXT, run TEXT, problem TEXT, kind TEXT NOT NULL, "
+             "signature TEXT, hardware TEXT NOT NULL, plan TEXT, parent_hash TEXT NOT NULL, child_hash TEXT NOT NULL, "
+             "parent_source TEXT, child_source TEXT, parent_ns REAL, child_ns REAL, interval TEXT, "
+             "UNIQUE (parent_hash, child_hash, hardware));"
+             "INSERT INTO entries (kind, hardware, parent_hash, child_hash, parent_ns, child_ns, problem, signature, plan) "
+             "VALUES ('cuda', 'NVIDIA H200', 'p0', 'c0', 2000, 1000, 'relu', 'relu|2^24', 'an old improvement');");
+  }
+  MemoryArchive archive(file);
+  REQUIRE(archive.list().size() == 1);
+  CHECK(archive.list()[0].profiles.is_null());
+  CHECK(archive.list()[0].bottleneck.empty());
+  MemoryEntry e = entry("a", "relu|2^24", "NVIDIA H200", 250);
+  e.bottleneck = "memory-bound";
+  e.profiles = {{"before", {{{"name", "relu_naive(float const*, float*, int)"}, {"share", 1.0}, {"mean_ns", 1000.0}}}},
+                {"after", {{{"name", "relu_vec4(float4 const*, float4*, int)"}, {"share", 0.97}, {"mean_ns", 240.0}}}}};
+  REQUIRE(archive.add(e));
+  const MemoryEntry back = *archive.get(2);
+  CHECK(back.bottleneck == "memory-bound");
+  CHECK(back.profiles == e.profiles);
+  CHECK(memory_entry_from_json(to_json(back)).profiles == e.profiles);
+  Config c;
+  c.set_value("agents.memory.path", file.string(), "test");
+  Problem relu;
+  relu.name = "relu";
+  relu.kind = "cuda";
+  const std::string lines = memory_prompt_for(relu, c);
+  CHECK(lines.find("4.00x faster than its parent (1 us -> 250 ns); the parent was memory-bound; main kernel "
+                   "relu_naive(float const*, float*, int) (100% of its time) -> relu_vec4(float4 const*, float4*, int) (97%)\n") !=
+        std::string::npos);
+  CHECK(lines.find("\"an old improvement\" on relu (relu|2^24, NVIDIA H200): 2.00x faster than its parent (2 us -> 1 us)\n") !=
+        std::string::npos);
+  fs::remove_all(dir);
 }
