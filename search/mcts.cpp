@@ -9,21 +9,21 @@ KMCTS_OPTION("search.branching", Int, 4, 1, 64,
              "selection descends below it; also the child cap of the baseline strategies.")
 KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
-KMCTS_OPTION("search.expansion", String, "first_open", std::nullopt, std::nullopt,
+KMCTS_OPTION("search.expansion", String, "compare", std::nullopt, std::nullopt,
              "Where a descent stops to expand: first_open (the first node on the path with room for a child, the "
              "classic rule), compare (at a node with room, expanding it competes in the policy's choice with its "
              "children, as a virtual child valued at the node's own reward with one visit) or adaptive (as compare, "
              "but the virtual child is a generation arm that learns: valued at the mean of the node's own reward and "
              "the rewards of every child generated from it, failures included, with that many visits; with a wide "
              "search.branching the tree's width then follows what generation has paid at each node, as in AB-MCTS).")
-KMCTS_OPTION("search.anneal_selections", Int, 0, 0, 100000000,
+KMCTS_OPTION("search.anneal_selections", Int, 300, 0, 100000000,
              "Anneal exploration over this many selections: the exploration term weighs 1 - s/N at the s-th "
              "selection (never under 0.05), by dividing the values a descent compares by that weight; 0 = constant.")
 KMCTS_OPTION("search.chain_length", Int, 0, 0, 1000,
              "Greedy refinement chains: when a child improves on the node it was expanded from, the next selection "
              "expands that child directly, without a descent, up to this many steps in a row (the chain's results are "
              "backed up along its path like any other); 0 = off.")
-KMCTS_CHOICE_OPTION("search.refine", "off", ({"off", "bandit"}),
+KMCTS_CHOICE_OPTION("search.refine", "bandit", ({"off", "bandit"}),
                     "bandit: before each selection a two-armed bandit (search/refine_bandit.hpp) chooses between "
                     "refining the incumbent (expanding the fastest measured node with room, as the greedy baselines "
                     "do) and the policy's descent; an arm succeeds when its child beats the best measured so far. "

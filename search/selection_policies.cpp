@@ -5,10 +5,11 @@
 
 #include "search/selection_policy.hpp"
 
-KMCTS_OPTION("search.exploration", Double, 0.2, 0.0, 100.0,
-             "UCT exploration constant c in Q + c*sqrt(ln N/n). Rewards are log speedups, so c = 1 "
-             "weighs one unit of exploration like an e-fold speedup; 0.2 (with search.backup=max) "
-             "did best in the tuning sweep of bench/results/mcts-tuning.md.")
+KMCTS_OPTION("search.exploration", Double, 0.5, 0.0, 100.0,
+             "UCT exploration constant c in Q + c*sqrt(ln N/n). Rewards are log speedups, so c = 1 weighs one unit "
+             "of exploration like an e-fold speedup; with search.value_scale=siblings the values compared lie in "
+             "[0, 1] and c is relative to the siblings' spread. 0.5 (with the other defaults) did best in the grid "
+             "over the search-quality landscapes, bench/results/mcts-tuning.md.")
 KMCTS_OPTION("search.puct.c", Double, 1.5, 0.0, 100.0,
              "PUCT constant in Q + c*P*sqrt(N)/(1+n) (AlphaZero form); P is the Planner's prior of the move.")
 KMCTS_OPTION("search.thompson.sigma", Double, 0.5, 0.001, 100.0,

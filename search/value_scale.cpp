@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-KMCTS_OPTION("search.value_scale", String, "none", std::nullopt, std::nullopt,
+KMCTS_OPTION("search.value_scale", String, "siblings", std::nullopt, std::nullopt,
              "Scale of the children's values a descent compares: none (as backed up) or siblings (min-max over the "
              "children compared, so the exploration constant is relative to their spread)")
 

@@ -112,6 +112,19 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   return selections;
 }
 
+// The MCTS the hand-driven cases below reason about: the classic descent (first_open, values as
+// backed up, constant exploration c = 0.2, no refinement bandit), whatever the defaults are;
+// each case sets the parts it is about on top.
+Config classic() {
+  Config c;
+  c.set("search.expansion=first_open");
+  c.set("search.value_scale=none");
+  c.set("search.exploration=0.2");
+  c.set("search.anneal_selections=0");
+  c.set("search.refine=off");
+  return c;
+}
+
 // MCTS driven by hand from a root of reward 0: expand() asks for the next job, adds a child
 // with `hash` under the selected node (a known hash is a transposition) and evaluates a new
 // child with `reward`. Returns (selected node, child).
@@ -186,7 +199,7 @@ TEST_CASE("mcts: the kept selectability flags select exactly what a search per d
 }
 
 TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the child") {
-  Config c;
+  Config c = classic();
   c.set("search.branching=2");
   c.set("search.backup=mean");  // the hand-computed values below are means
   HandDriven h(c);
@@ -210,7 +223,7 @@ TEST_CASE("mcts: a transposition adds an edge visit, not a second count of the c
 
 TEST_CASE("mcts: expansion=compare expands a node with room unless a child's value beats it") {
   // UCT c = 0.2, max backup. The root has reward 0 and room for 3 children.
-  Config c;
+  Config c = classic();
   c.set("search.branching=3");
   c.set("search.expansion=compare");
   c.set("search.exploration=0.2");
@@ -247,7 +260,7 @@ TEST_CASE("mcts: expansion=adaptive values expanding a node by what its generate
   // four visits, -0.525 + 0.2 sqrt(ln 4 / 4) = -0.41, so the descent goes into c instead.
   for (const char* expansion : {"compare", "adaptive"}) {
     CAPTURE(std::string(expansion));
-    Config c;
+    Config c = classic();
     c.set("search.branching=8");
     c.set(std::string("search.expansion=") + expansion);
     c.set("search.exploration=0.2");
@@ -268,7 +281,7 @@ TEST_CASE("mcts: a sample backed up across a cycle leaves what mean backup then 
   // already be in a's sums there, as the mean backup put it.
   for (const char* backup : {"mean", "max", "power_mean"}) {
     CAPTURE(std::string(backup));
-    Config c;
+    Config c = classic();
     c.set(std::string("search.backup=") + backup);
     MctsStrategy m(CommonStrategySettings::from_config(c), MctsStrategy::Parts::from_config(c));
     VariantGraph g;
@@ -300,7 +313,7 @@ TEST_CASE("mcts: a child that improves on its node is expanded next, up to searc
   // UCT c = 0.2, max backup, room for 3 children everywhere. Without chains the descent goes
   // back to the root while it has room; with chain_length 2 an improving child is expanded
   // next, twice in a row at most, and a child that does not improve ends the chain.
-  Config c;
+  Config c = classic();
   c.set("search.branching=3");
   c.set("search.exploration=0.2");
   HandDriven plain(c);
@@ -330,7 +343,7 @@ TEST_CASE("mcts: a repair is reached through the failed variant it repairs") {
   // repair, where the search goes on. It used to stop there: "search space exhausted".
   for (const char* expansion : {"first_open", "compare"}) {
     CAPTURE(std::string(expansion));
-    Config c;
+    Config c = classic();
     c.set("search.branching=1");
     c.set(std::string("search.expansion=") + expansion);
     HandDriven h(c);
@@ -354,7 +367,7 @@ TEST_CASE("mcts: a descent that ends in a cycle starts again instead of ending t
   // descent goes root -> a -> b (the best value), where the only open way on is a, already on
   // its path: a dead end. The search must not end there (c has room): it starts again, with b
   // ruled out for this selection, and expands c.
-  Config c;
+  Config c = classic();
   c.set("search.branching=2");
   c.set("search.debug_attempts=0");
   c.set("search.exploration=0.2");
@@ -383,7 +396,7 @@ TEST_CASE("mcts: search.refine=bandit refines the incumbent while refining pays,
     int early = 0, late = 0;  // expansions of the incumbent in steps 0-11 and 28-39
   };
   auto run = [](const char* refine) {
-    Config c;
+    Config c = classic();
     c.set("search.branching=4");
     c.set(std::string("search.refine=") + refine);
     c.set("search.refine_discount=0.7");

@@ -350,9 +350,9 @@ TEST_CASE("mcts: annealed exploration and sibling-scaled values finish, repeat e
   // Late in the annealing the descent is greedy: against constant exploration, the same seed
   // takes another path.
   auto constant = tuned;
-  constant.erase("search.anneal_selections");
+  constant["search.anneal_selections"] = 0;
   CHECK(trace(a) != trace(search("mcts", 20, 1, 7, 0.3, constant)));
   auto unscaled = tuned;
-  unscaled.erase("search.value_scale");
+  unscaled["search.value_scale"] = "none";
   CHECK(trace(a) != trace(search("mcts", 20, 1, 7, 0.3, unscaled)));
 }

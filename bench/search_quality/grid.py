@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""A grid of MCTS configurations over every search-quality landscape (issue 29, item 2), and
+the choice of the default from it.
+
+Runs `kmcts-bench-search-quality` once for the baselines (linear, beam, egreedy_tree) and in
+shards for the grid's MCTS configurations (JOBS processes at a time), then merges the shards'
+JSON and ranks the configurations against the best baseline of each landscape.
+
+Ranking. Per landscape and strategy, the cost is the mean over seeds of the evaluations needed
+to come within tolerance, a seed that never did counting twice the budget (a penalised mean: it
+uses every seed, where the median is censored on the hard landscapes). A configuration's ratio
+on a landscape is its cost over the best baseline's cost there; it is ranked by its worst ratio
+over the landscapes, then by the geometric mean of its ratios. The report also gives item 4's
+own figures: median against the best baseline's median, and seeds reached.
+
+Usage:
+  grid.py run --out DIR [--jobs N] [--seeds 20] [--bench ./build/kmcts-bench-search-quality]
+  grid.py rank DIR [--markdown OUT.md] [--json OUT.json]
+"""
+
+import argparse
+import glob
+import itertools
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+RECORDED = ("bench/search_quality/recorded/matmul-devbox,"
+            "bench/search_quality/recorded/layernorm-devbox=problems/cpu/layernorm,"
+            "bench/search_quality/recorded/conv3x3-devbox=problems/cpu/conv3x3,"
+            "bench/search_quality/recorded/colsum-h200=problems/cuda/colsum")
+BASELINES = {"linear": "search.strategy=linear", "beam": "search.strategy=beam",
+             "egreedy_tree": "search.strategy=egreedy_tree"}
+
+
+def grid():
+    """Label -> option string, for every configuration of the grid."""
+    out = {}
+    refines = {"off": ["search.refine=off"], "bandit0.9": ["search.refine=bandit", "search.refine_discount=0.9"],
+               "bandit1": ["search.refine=bandit", "search.refine_discount=1"]}
+    for c, scale, expansion, anneal, chain, refine in itertools.product(
+            (0.2, 0.5), ("none", "siblings"), ("first_open", "compare", "adaptive"), (0, 300), (0, 2), refines):
+        label = f"c{c} {scale} {expansion} a{anneal} ch{chain} {refine}"
+        out[label] = ";".join([
+            "search.strategy=mcts", "search.policy=uct", f"search.exploration={c}", f"search.value_scale={scale}",
+            f"search.expansion={expansion}", f"search.anneal_selections={anneal}", f"search.chain_length={chain}",
+            *refines[refine]])
+    return out
+
+
+def run(args):
+    os.makedirs(args.out, exist_ok=True)
+    configs = dict(BASELINES)
+    configs.update(grid())
+    labels = list(configs)
+    shards = [labels[i:i + args.per_shard] for i in range(0, len(labels), args.per_shard)]
+
+    def one(index):
+        out = os.path.join(args.out, f"shard{index:03d}.json")
+        if os.path.exists(out):
+            return out
+        cmd = [args.bench, "--recorded", RECORDED, "--recorded-sim", "--seeds", str(args.seeds), "--out", out + ".tmp",
+               "--markdown", out[:-len(".json")] + ".md"]
+        for label in shards[index]:
+            cmd += ["--strategy", f"{label}:{configs[label]}"]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.replace(out + ".tmp", out)  # a shard is there whole or not at all: a rerun skips it
+        print(f"shard {index + 1}/{len(shards)} done", file=sys.stderr, flush=True)
+        return out
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        list(pool.map(one, range(len(shards))))
+
+
+def load(directory):
+    """landscape -> strategy -> (evaluations per seed, 0 = never), and the budget."""
+    cells, budget, commands = {}, None, []
+    for path in sorted(glob.glob(os.path.join(directory, "shard*.json"))):
+        d = json.load(open(path))
+        budget = d["budget"]
+        commands.append(d["command"])
+        for landscape, body in d["landscapes"].items():
+            for strategy, cell in body["strategies"].items():
+                cells.setdefault(landscape, {})[strategy] = cell["evaluations_to_reach"]
+    return cells, budget, commands
+
+
+def cost(ns, budget):
+    return statistics.mean(n if n > 0 else 2 * budget for n in ns)
+
+
+def median(ns, budget):
+    return statistics.median(n if n > 0 else math.inf for n in ns)
+
+
+def rank(args):
+    cells, budget, commands = load(args.dir)
+    landscapes = list(cells)
+    rows = []
+    best = {}
+    for land in landscapes:
+        b = min(BASELINES, key=lambda s: cost(cells[land][s], budget))
+        best[land] = b
+    for strategy in cells[landscapes[0]]:
+        if strategy in BASELINES:
+            continue
+        ratios = {land: cost(cells[land][strategy], budget) / cost(cells[land][best[land]], budget) for land in landscapes}
+        rows.append((max(ratios.values()), math.exp(statistics.mean(math.log(r) for r in ratios.values())), strategy, ratios))
+    rows.sort()
+
+    def show(v):
+        return ">%d" % budget if math.isinf(v) else "%g" % v
+
+    md = ["# MCTS grid over the search-quality landscapes (issue 29, item 2)", "",
+          f"{len(rows)} MCTS configurations, {len(next(iter(cells[landscapes[0]].values())))} seeds, budget {budget}. "
+          "Cost: mean evaluations to within tolerance, a seed that never got there counted as twice the budget. "
+          "Ratio: cost over the best baseline's cost on the landscape (the baseline with the lowest cost). "
+          "Ranked by the worst ratio, then the geometric mean.", "",
+          "Best baseline per landscape (by cost): " + ", ".join(f"{l}: {best[l]}" for l in landscapes), "",
+          "| rank | configuration | worst ratio | geo-mean ratio | " + " | ".join(landscapes) + " |",
+          "|---|---|---|---|" + "---|" * len(landscapes)]
+    for i, (worst, geo, strategy, ratios) in enumerate(rows[:args.top]):
+        md.append(f"| {i + 1} | {strategy} | {worst:.2f} | {geo:.2f} | " + " | ".join(f"{ratios[l]:.2f}" for l in landscapes) + " |")
+    md += ["", "Item 4's figures for the top configurations: median evaluations (seeds reached) against the best baseline's "
+           "median (seeds reached), the baseline with the lowest median on each landscape.", "",
+           "| configuration | " + " | ".join(landscapes) + " |", "|---|" + "---|" * len(landscapes)]
+    for _, _, strategy, _ in rows[:args.top_medians]:
+        parts = []
+        for land in landscapes:
+            ns = cells[land][strategy]
+            bm = min(BASELINES, key=lambda s: (median(cells[land][s], budget), -sum(n > 0 for n in cells[land][s])))
+            bns = cells[land][bm]
+            parts.append(f"{show(median(ns, budget))} ({sum(n > 0 for n in ns)}) vs {bm} {show(median(bns, budget))} "
+                         f"({sum(n > 0 for n in bns)})")
+        md.append(f"| {strategy} | " + " | ".join(parts) + " |")
+    md += ["", "Commands (one per shard):", ""] + [f"    {c}" for c in commands[:2]] + [f"    ... ({len(commands)} shards)"]
+    text = "\n".join(md) + "\n"
+    if args.markdown:
+        open(args.markdown, "w").write(text)
+    else:
+        print(text)
+    if args.json:
+        json.dump({"budget": budget, "best_baseline": best, "ranking": [
+            {"configuration": s, "worst_ratio": w, "geomean_ratio": g, "ratios": r} for w, g, s, r in rows]},
+            open(args.json, "w"), indent=1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--out", required=True)
+    r.add_argument("--jobs", type=int, default=2)
+    r.add_argument("--seeds", type=int, default=20)
+    r.add_argument("--per-shard", type=int, default=4)
+    r.add_argument("--bench", default="./build/kmcts-bench-search-quality")
+    k = sub.add_parser("rank")
+    k.add_argument("dir")
+    k.add_argument("--markdown")
+    k.add_argument("--json")
+    k.add_argument("--top", type=int, default=25)
+    k.add_argument("--top-medians", type=int, default=8)
+    a = p.parse_args()
+    run(a) if a.cmd == "run" else rank(a)
+
+
+if __name__ == "__main__":
+    main()
