@@ -22,8 +22,11 @@ source "$(dirname "$0")/lib/mock.sh"
 start_mock "$work/mock.out" --problem "$src/problems/cpu/layernorm" --require-key-env KMCTS_E2E_KEY --seed 1 \
   --fault-429 0.08 --fault-429-bare 0.04 --fault-500 0.06 --fault-529 0.04 --fault-malformed 0.04 --fault-no-code 0.04
 
+# agents.memory.k=0: the offline run is a new run, which would take the optimisation archive's
+# lines as run1 left them (run1 adds its improvements as it ends), so its prompts would differ
+# from the recorded ones (kmcts replay and resume keep a run's own lines instead).
 common=(--set agents.backend=llm --set agents.llm.api_key_env=KMCTS_E2E_KEY --set agents.llm.cassette="$work/cassette.jsonl"
-        --budget 8 --workers 1 --deterministic --quiet)
+        --budget 8 --workers 1 --deterministic --quiet --set agents.memory.k=0)
 out=$("$kmcts" run "$src/problems/cpu/layernorm" "${common[@]}" --seed 5 --set agents.llm.base_url="http://127.0.0.1:$port" \
   --set agents.llm.cassette_mode=record --out "$work/run1" 2>&1) || fail "the recorded run exited $?: $out"
 grep -qE "^evaluations +8 " <<<"$out" || fail "the recorded run did not spend its budget: $out"; ok
