@@ -23,6 +23,22 @@ inline std::string last_line(std::string text) {
 
 namespace kmcts {
 
+/// One line of CSV as tools write it (ncu, rocprofv3): cells split on commas outside double
+/// quotes, the quotes removed ("\"f(int, int)\",3" -> {"f(int, int)", "3"}); a doubled quote
+/// inside quotes stands for one.
+inline std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"' && quoted && i + 1 < line.size() && line[i + 1] == '"') cells.back() += '"', ++i;
+    else if (c == '"') quoted = !quoted;
+    else if (c == ',' && !quoted) cells.emplace_back();
+    else cells.back() += c;
+  }
+  return cells;
+}
+
 /// The items of a comma-separated list, each with surrounding blanks removed; empty items
 /// dropped ("0, 1,,2" -> {"0", "1", "2"}).
 inline std::vector<std::string> split_list(const std::string& text, char separator = ',') {

@@ -1,5 +1,7 @@
 #include "hardware/cuda/hw_counters.hpp"
 
+#include "core/text.hpp"
+
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -23,18 +25,6 @@ const std::vector<CounterMetric>& counter_metrics() {
 
 namespace {
 
-/// One CSV line split on commas outside double quotes, quotes removed.
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> cells(1);
-  bool quoted = false;
-  for (char c : line) {
-    if (c == '"') quoted = !quoted;
-    else if (c == ',' && !quoted) cells.emplace_back();
-    else cells.back() += c;
-  }
-  return cells;
-}
-
 int column(const std::vector<std::string>& header, const std::string& name) {
   for (size_t i = 0; i < header.size(); ++i)
     if (header[i] == name) return static_cast<int>(i);
@@ -57,13 +47,13 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.rfind("\"ID\"", 0) == 0) {  // ncu's own lines start with "==PROF==", the table with its header
-      header = split_csv(line);
+      header = split_csv_line(line);
       kernel_col = column(header, "Kernel Name"), metric_col = column(header, "Metric Name");
       value_col = column(header, "Metric Value");
       continue;
     }
     if (kernel_col < 0 || metric_col < 0 || value_col < 0 || line.empty() || line[0] != '"') continue;
-    const auto cells = split_csv(line);
+    const auto cells = split_csv_line(line);
     if (static_cast<int>(cells.size()) <= std::max({kernel_col, metric_col, value_col})) continue;
     auto key = key_of.find(cells[static_cast<size_t>(metric_col)]);
     if (key == key_of.end()) continue;

@@ -1,0 +1,89 @@
+#include "hardware/hip/rocprof_trace.hpp"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "core/text.hpp"
+#include "hardware/cuda/timing_math.hpp"
+
+namespace kmcts::hip {
+namespace {
+
+bool overlaps(const TraceRecord& r, uint64_t t0, uint64_t t1) { return r.end > t0 && r.start < t1; }
+
+}  // namespace
+
+std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what) {
+  std::istringstream in(text);
+  std::string line;
+  std::map<std::string, size_t> column;
+  size_t width = 0, row = 0;
+  std::vector<TraceRecord> out;
+  auto fail = [&](const std::string& why) { throw std::runtime_error(fmt::format("{}: row {}: {}", what, row, why)); };
+  while (std::getline(in, line)) {
+    ++row;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    if (column.empty()) {
+      for (size_t i = 0; i < cells.size(); ++i) column[cells[i]] = i;
+      if (!column.count("Start_Timestamp") || !column.count("End_Timestamp"))
+        throw std::runtime_error(fmt::format("{}: no rocprofv3 trace header (Start_Timestamp and End_Timestamp columns) in its first line", what));
+      width = cells.size();
+      continue;
+    }
+    if (cells.size() < width) fail(fmt::format("{} cells where the header has {}", cells.size(), width));
+    auto cell = [&](const char* name) -> std::string {
+      const auto at = column.find(name);
+      return at == column.end() ? std::string() : cells[at->second];
+    };
+    auto count = [&](const char* name, bool required) -> uint64_t {
+      const std::string v = cell(name);
+      if (v.empty()) {
+        if (required) fail(fmt::format("no {} (a record the trace lost part of cannot be timed)", name));
+        return 0;
+      }
+      if (v.find_first_not_of("0123456789") != std::string::npos) fail(fmt::format("{} is not a count: '{}'", name, v));
+      return std::stoull(v);
+    };
+    TraceRecord r;
+    r.kind = kind;
+    r.name = kind == TraceRecord::Kind::kernel ? cell("Kernel_Name") : cell("Direction");
+    r.start = count("Start_Timestamp", true);
+    r.end = count("End_Timestamp", true);
+    if (r.end < r.start) fail(fmt::format("ends ({}) before it starts ({})", r.end, r.start));
+    if (column.count("Queue_Id")) r.queue = static_cast<int64_t>(count("Queue_Id", false));
+    if (column.count("Stream_Id")) r.stream = static_cast<int64_t>(count("Stream_Id", false));
+    r.correlation = count("Correlation_Id", false);
+    out.push_back(std::move(r));
+  }
+  if (column.empty()) throw std::runtime_error(what + ": empty (no header)");
+  return out;
+}
+
+WindowTime window_time(const std::vector<TraceRecord>& records, uint64_t t0, uint64_t t1) {
+  WindowTime w;
+  std::vector<cuda::Interval> intervals;
+  for (const TraceRecord& r : records) {
+    if (!overlaps(r, t0, t1)) continue;
+    intervals.push_back({r.start, r.end});
+    (r.kind == TraceRecord::Kind::kernel ? w.kernels : w.copies)++;
+    if (r.queue >= 0) w.queues.insert(r.queue);
+    if (r.stream >= 0) w.streams.insert(r.stream);
+  }
+  w.union_ns = cuda::union_ns(std::move(intervals), t0, t1);
+  return w;
+}
+
+int strays(const std::vector<TraceRecord>& records, const std::vector<std::pair<uint64_t, uint64_t>>& windows) {
+  int n = 0;
+  for (const TraceRecord& r : records)
+    n += std::none_of(windows.begin(), windows.end(), [&](const auto& w) { return overlaps(r, w.first, w.second); });
+  return n;
+}
+
+}  // namespace kmcts::hip

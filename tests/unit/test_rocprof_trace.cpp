@@ -1,0 +1,72 @@
+// The HIP timing's reading of rocprofv3 traces (hardware/hip/rocprof_trace.hpp, issue 31), on
+// traces in the documented CSV layout (tests/fixtures/rocprof/): a call's time is the union of
+// its kernels and copies on every queue; records outside the windows are strays; a dispatch
+// without an end is an error naming its row.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hardware/hip/rocprof_trace.hpp"
+
+using namespace kmcts::hip;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string fixture(const std::string& name) {
+  std::ifstream in(fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "rocprof" / name);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("rocprof traces: kernels on two queues overlap and count once; a kernel after the window is a stray") {
+  auto records = parse_rocprof_csv(fixture("two_queues_kernel_trace.csv"), TraceRecord::Kind::kernel, "kernel_trace.csv");
+  REQUIRE(records.size() == 4);
+  CHECK(records[0].name == "void silu_mul_kernel<float>(float const*, float*, int)");  // commas inside quotes
+  CHECK(records[1].queue == 2);
+  CHECK(records[1].stream == 3);
+  CHECK(records[1].correlation == 12);
+  const auto copies = parse_rocprof_csv(fixture("memory_copy_trace.csv"), TraceRecord::Kind::copy, "memory_copy_trace.csv");
+  REQUIRE(copies.size() == 2);
+  CHECK(copies[0].name == "MEMORY_COPY_HOST_TO_DEVICE");
+  CHECK(copies[0].queue == -1);
+  records.insert(records.end(), copies.begin(), copies.end());
+  // The call's window: 1,000,000 to 1,010,000. Kernels 1.000-1.004 and 1.002-1.007 ms overlap
+  // (7,000 ns together, not 9,000), the tail 1.008-1.009, the copy back 1.0095-1.0100; the
+  // copy in before the window and the second tail after it are not the call's.
+  const WindowTime w = window_time(records, 1000000, 1010000);
+  CHECK(w.union_ns == 7000 + 1000 + 500);
+  CHECK(w.kernels == 3);
+  CHECK(w.copies == 1);
+  CHECK(w.queues == std::set<int64_t>{1, 2});  // the side queue's work is seen
+  CHECK(w.streams == std::set<int64_t>{1, 3});
+  CHECK(strays(records, {{1000000, 1010000}}) == 2);  // the copy in and the late tail
+  CHECK(strays(records, {{990000, 1040000}}) == 0);
+  // A window cuts what it overlaps at its edges.
+  CHECK(window_time(records, 1003000, 1005000).union_ns == 2000);
+}
+
+TEST_CASE("rocprof traces: a dispatch without an end, a bad header or a malformed row is an error naming it") {
+  CHECK_THROWS_WITH(parse_rocprof_csv(fixture("missing_end_kernel_trace.csv"), TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("k.csv: row 3: no End_Timestamp"));
+  CHECK_THROWS_WITH(parse_rocprof_csv("\"Kind\",\"Queue_Id\"\n\"KERNEL_DISPATCH\",1\n", TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("no rocprofv3 trace header"));
+  CHECK_THROWS_WITH(parse_rocprof_csv("", TraceRecord::Kind::kernel, "k.csv"), doctest::Contains("empty"));
+  const std::string header = "\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+  CHECK_THROWS_WITH(parse_rocprof_csv(header + "\"k\",10\n", TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("row 2: 2 cells where the header has 3"));
+  CHECK_THROWS_WITH(parse_rocprof_csv(header + "\"k\",10,5\n", TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("row 2: ends (5) before it starts (10)"));
+  CHECK_THROWS_WITH(parse_rocprof_csv(header + "\"k\",1.5e6,2e6\n", TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("Start_Timestamp is not a count"));
+  // Columns are found by name: reordered and extra ones are fine; CRLF line ends too.
+  const auto r = parse_rocprof_csv("\"End_Timestamp\",\"Extra\",\"Start_Timestamp\",\"Kernel_Name\"\r\n20,x,10,\"k\"\r\n",
+                                   TraceRecord::Kind::kernel, "k.csv");
+  REQUIRE(r.size() == 1);
+  CHECK((r[0].start == 10 && r[0].end == 20 && r[0].name == "k"));
+}
