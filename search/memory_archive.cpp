@@ -246,12 +246,8 @@ json top_kernels(const json& details) {
 
 // The verdict of the measurement's main kernel ("memory-bound", ...), where ncu profiled it.
 std::string bottleneck_kind(const json& details) {
-  const json kernels = details.value("hw_counters", json::object()).value("kernels", json::array());
-  for (const json& k : kernels)
-    if (k.contains("bottleneck") && k["bottleneck"].is_string()) {
-      const std::string line = k["bottleneck"];
-      return line.substr(0, line.find(':'));
-    }
+  for (const json& k : details.value("hw_counters", json::object()).value("kernels", json::array()))
+    if (k.contains("bottleneck_kind") && k["bottleneck_kind"].is_string()) return k["bottleneck_kind"];
   return "";
 }
 

@@ -125,7 +125,8 @@ std::string describe_result(const NodeView& n, bool counters) {
         out += fmt::format("; kernel {}:", k.value("name", std::string("?")));
         if (k.contains("bottleneck")) out += " " + k.value("bottleneck", std::string()) + "; counters:";
         for (const auto& [name, value] : k.items())
-          if (name != "name" && name != "bottleneck") out += fmt::format(" {} {}", name, value.dump());
+          if (name != "name" && name != "bottleneck" && name != "bottleneck_kind")
+            out += fmt::format(" {} {}", name, value.dump());
       }
       if (d["hw_counters"].contains("roofline_position"))
         out += "; " + d["hw_counters"].value("roofline_position", std::string());

@@ -60,7 +60,7 @@ void DeepProfiles::store(const std::string& key, const nlohmann::json& counters)
 nlohmann::json with_verdicts(nlohmann::json counters, const Problem& problem, const Roofline& peaks) {
   if (counters.contains("kernels") && counters["kernels"].is_array())
     for (auto& k : counters["kernels"])
-      if (auto b = bottleneck_of(k)) k["bottleneck"] = b->line;
+      if (auto b = bottleneck_of(k)) k["bottleneck"] = b->line, k["bottleneck_kind"] = b->kind;
   const std::string position = roofline_position(problem.flops, problem.bytes, peaks.flops_per_s, peaks.bytes_per_s);
   if (!position.empty()) counters["roofline_position"] = position;
   return counters;

@@ -41,7 +41,8 @@ class DeepProfiles {
   std::optional<double> best_;
 };
 
-/// parse_ncu_csv()'s counters with each kernel's "bottleneck" line (bottleneck.hpp) and the
+/// parse_ncu_csv()'s counters with each kernel's "bottleneck" line and "bottleneck_kind"
+/// (bottleneck.hpp), and the
 /// call's "roofline_position" where the problem gives its FLOPs and bytes and the peaks are known.
 nlohmann::json with_verdicts(nlohmann::json counters, const Problem& problem, const Roofline& peaks);
 

@@ -86,6 +86,7 @@ TEST_CASE("deep profiles: each kernel gets its verdict, the call its roofline po
                                                   {{"name", "unmeasured"}}})}};
   const json v = with_verdicts(counters, problem, Roofline{60e12, 4.8e12});
   CHECK(v["kernels"][0]["bottleneck"].get<std::string>().rfind("memory-bound", 0) == 0);
+  CHECK(v["kernels"][0]["bottleneck_kind"] == "memory-bound");  // what the archive keeps, not parsed back from the line
   CHECK_FALSE(v["kernels"][1].contains("bottleneck"));
   CHECK(v["roofline_position"].get<std::string>().find("the memory roof bounds it") != std::string::npos);
   CHECK_FALSE(with_verdicts(counters, Problem{}, Roofline{60e12, 4.8e12}).contains("roofline_position"));
