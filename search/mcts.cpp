@@ -31,6 +31,9 @@ KMCTS_CHOICE_OPTION("search.refine", "bandit", ({"off", "bandit"}),
 KMCTS_OPTION("search.refine_discount", Double, 0.9, 0.5, 1.0,
              "search.refine=bandit: the decay of an arm's success and failure counts at each of its updates (1 = "
              "never forget; lower follows the search's phases faster).")
+KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
+             "search.refine=bandit: successes the refine arm is credited with before any outcome (decayed like the "
+             "others): 0 = even odds at the start; higher starts the search greedier, until refinement stops paying.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -52,13 +55,14 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
   p.refine_bandit = c.get_string("search.refine") == "bandit";
   p.refine_discount = c.get_double("search.refine_discount");
+  p.refine_prior = c.get_double("search.refine_prior");
   return p;
 }
 
 MctsStrategy::MctsStrategy(CommonStrategySettings settings, Parts parts)
     : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {
   ledger_.leave_backup_to_strategy();  // recompute() sets the statistics; back_up() counts the edges
-  if (parts_.refine_bandit) bandit_.emplace(parts_.refine_discount);
+  if (parts_.refine_bandit) bandit_.emplace(parts_.refine_discount, parts_.refine_prior);
 }
 
 bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
@@ -68,11 +72,11 @@ bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
 // Memo of one next() call, by node: 0 = unknown, 1 = in progress (a cycle back to it counts
 // as not selectable), 2 = selectable, 3 = not selectable. Stamped with the call's epoch, so a
 // call neither allocates nor clears anything (O(nodes visited), not O(graph)).
-uint8_t& MctsStrategy::memo(int node) const {
+MctsStrategy::Memo& MctsStrategy::memo_entry(int node) const {
   if (memo_.size() <= static_cast<size_t>(node)) memo_.resize(static_cast<size_t>(node) + 1 + memo_.size() / 2);
   Memo& m = memo_[static_cast<size_t>(node)];  // stamp and state side by side: one cache line
-  if (m.epoch != epoch_) m.epoch = epoch_, m.state = 0;
-  return m.state;
+  if (m.epoch != epoch_) m.epoch = epoch_, m.state = 0, m.on_path = false;
+  return m;
 }
 
 bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const {
@@ -154,7 +158,7 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
       });
     stats.push_back(parts_.pending->child(sum / generated, generated, 0, share));
   }
-  parts_.value_scale->apply(stats);
+  parts_.value_scale->apply(stats, measured_);
   if (parts_.anneal_selections > 0) {  // argmax(q / w + c e) = argmax(q + c w e): exploration weighs w
     const double w = std::max(0.05, 1.0 - static_cast<double>(selections_) / parts_.anneal_selections);
     for (ChildStats& st : stats) st.q /= w;
@@ -194,7 +198,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // path (a cycle). They count as not selectable for the rest of the call, and the descent
   // starts again from the root. Each such node reaches a cycle, so its memo is what is read.
   std::vector<int> dead_ends;
-  auto on_path = [&path](int n) { return std::find(path.begin(), path.end(), n) != path.end(); };
+  auto on_path = [this](int n) { return memo_entry(n).on_path; };  // O(1): stamped as the path grows
   for (bool found = false; !found;) {
     ++epoch_;
     for (int d : dead_ends) memo(d) = 3;
@@ -203,6 +207,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     int node = 0;
     while (true) {
       path.push_back(node);
+      memo_entry(node).on_path = true;
       const bool open = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
       if (open && !parts_.compare_expansion) {
         found = true;
@@ -335,6 +340,7 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   ledger_.evaluated(graph, s, node, reward);  // sets the reward
+  measured_.add(reward);
   note_outcome(graph, s, node, reward);
   const auto& path = ledger_.path_to(s, node);
   if (parts_.chain_length > 0 && s.kind == Selection::Kind::expand && s.node >= 0 && s.node != node &&

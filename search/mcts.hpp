@@ -40,6 +40,7 @@ class MctsStrategy final : public LedgerStrategy {
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
     bool refine_bandit = false;      // search.refine=bandit: refine the incumbent or descend, by a bandit
     double refine_discount = 0.9;    // search.refine_discount
+    double refine_prior = 0;         // search.refine_prior
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
@@ -77,7 +78,6 @@ class MctsStrategy final : public LedgerStrategy {
   /// Searches below `node` (memoised per descent): for nodes that reach a cycle, and the
   /// reference the tests hold the kept flags against.
   bool search_selectable(const VariantGraph& graph, int node) const;
-  uint8_t& memo(int node) const;
   /// Recomputes the kept flag of `node` (ok, and room in it or in an ok child's subtree) from
   /// its own state and its children's flags; a change goes on to its parents. Nodes that
   /// reach a cycle keep none (see selectable()).
@@ -105,6 +105,7 @@ class MctsStrategy final : public LedgerStrategy {
   // far; and, per node a chain step expanded, that length.
   std::deque<std::pair<std::vector<int>, int>> chain_heads_;
   std::unordered_map<int, int> chain_step_of_;
+  ValueRange measured_;  // every reward measured so far (search.value_scale=tree)
   // search.refine=bandit: the bandit, measured ok nodes by reward (best first, ties to the
   // oldest; nodes without room are dropped as they come to the top), the best reward so far,
   // and the arm that chose each expansion in flight, by the node it expands.
@@ -112,13 +113,18 @@ class MctsStrategy final : public LedgerStrategy {
   std::priority_queue<std::pair<double, int>> incumbents_;
   std::optional<double> best_reward_;
   std::unordered_multimap<int, RefineBandit::Arm> arm_of_;
-  // selectable()'s memo, valid for the entries stamped with the current next() call's epoch.
+  // selectable()'s memo, and whether the node is on the descent's path, valid for the entries
+  // stamped with the current descent's epoch (a deep tree's path is long: a linear search of it
+  // per child cost O(depth^2) per descent).
   struct Memo {
     uint32_t epoch = 0;
     uint8_t state = 0;
+    bool on_path = false;
   };
   mutable std::vector<Memo> memo_;
   mutable uint32_t epoch_ = 0;
+  Memo& memo_entry(int node) const;
+  uint8_t& memo(int node) const { return memo_entry(node).state; }
   // Per node: 1 if selectable, kept up to date as jobs start and end. Valid for the nodes
   // that reach no cycle: below them the graph is a DAG, where the per-descent search gives
   // the same answer whatever its order, so the flag is that answer.

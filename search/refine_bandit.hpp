@@ -14,7 +14,9 @@ namespace kmcts {
 class RefineBandit {
  public:
   enum Arm { refine = 0, descend = 1 };
-  explicit RefineBandit(double discount) : discount_(discount) {}
+  /// `refine_prior`: pseudo-successes the refine arm starts with (0 = even odds), decayed like
+  /// any other count, so the search starts greedy and the evidence takes over.
+  explicit RefineBandit(double discount, double refine_prior = 0) : discount_(discount) { wins_[refine] = refine_prior; }
   /// A Thompson draw: the arm whose sampled success rate is higher (ties: refine).
   Arm choose(CounterRng& rng) const;
   void update(Arm arm, bool success);

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "search_quality/quality.hpp"
+#include "search_quality/targets.hpp"
 
 using namespace kmcts;
 using namespace kmcts::bench;
@@ -160,6 +161,9 @@ int main(int argc, char** argv) {
   app.add_option("--out", out, "JSON result file");
   app.add_option("--markdown", markdown, "Markdown result file (default: the JSON path with .md)");
   app.add_option("--scratch", scratch_parent, "Parent folder of the temporary run directories");
+  std::string target_strategy = "mcts/uct";
+  app.add_option("--targets-for", target_strategy,
+                 "The strategy issue 29's targets are checked for against the best baseline (its defaults: mcts/uct)");
   fs::path keep_runs;
   app.add_option("--keep-runs", keep_runs,
                  "Keep every search's run directory as DIR/LANDSCAPE/STRATEGY/seedN (for "
@@ -244,6 +248,9 @@ int main(int argc, char** argv) {
       if (!keep_runs.empty()) c.settings.keep_runs = keep_runs / c.key;
       run_case(c, seeds, result, md, summary, scratch);
     }
+    std::vector<std::string> order;
+    for (const Case& c : cases) order.push_back(c.key);
+    md += target_check(result, target_strategy, order);
     md += "## Summary\n\n" + summary;
     result["summary"] = summary;
     publish(result, md, out, markdown);

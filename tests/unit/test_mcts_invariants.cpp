@@ -430,6 +430,17 @@ TEST_CASE("refine bandit: Beta draws have the right mean, counts decay, the bett
   sum = 0;
   for (int i = 0; i < 4000; ++i) sum += beta_draw(0.5, 0.5, rng);
   CHECK(sum / 4000 == doctest::Approx(0.5).epsilon(0.05));
+  // A prior on the refine arm: refinement first, until failures outweigh it.
+  RefineBandit greedy(0.9, 5);
+  CHECK(greedy.successes(RefineBandit::refine) == 5);
+  int early = 0;
+  for (int i = 0; i < 400; ++i) {
+    CounterRng r(9, 1000 + static_cast<uint64_t>(i));
+    early += greedy.choose(r) == RefineBandit::refine;
+  }
+  CHECK(early > 300);  // Beta(6, 1) against Beta(1, 1): refine with probability 6/7
+  for (int i = 0; i < 20; ++i) greedy.update(RefineBandit::refine, false);
+  CHECK(greedy.successes(RefineBandit::refine) == doctest::Approx(5 * std::pow(0.9, 20)));
   RefineBandit b(0.5);
   b.update(RefineBandit::refine, true);
   b.update(RefineBandit::refine, true);

@@ -116,20 +116,43 @@ TEST_CASE("widening: fixed and progressive") {
   CHECK(pw->max_children(100) == 5); // capped
 }
 
+TEST_CASE("value scale: tree min-max scales against every reward measured, not the siblings") {
+  auto tree = ValueScaleRegistry::instance().create("value scale", "tree", with({}));
+  ValueRange measured;
+  for (double r : {0.5, -1.0, 3.0, 1.0}) measured.add(r);
+  CHECK(measured.lo == -1.0);
+  CHECK(measured.hi == 3.0);
+  // Two poor children stay poor (siblings would give them 0 and 1), a value out of range is clamped.
+  std::vector<ChildStats> poor = {{-1.0, 2, 1}, {0.0, 1, 1}, {5.0, 1, 1}};
+  tree->apply(poor, measured);
+  CHECK(poor[0].q == doctest::Approx(0.0));
+  CHECK(poor[1].q == doctest::Approx(0.25));
+  CHECK(poor[2].q == doctest::Approx(1.0));
+  CHECK(poor[0].visits == 2);
+  // Nothing or one reward measured: no spread, every value 0.5.
+  std::vector<ChildStats> early = {{2.0, 1, 1}, {0.0, 1, 1}};
+  tree->apply(early, {});
+  CHECK(early[0].q == 0.5);
+  ValueRange one;
+  one.add(2.0);
+  tree->apply(early, one);
+  CHECK(early[1].q == 0.5);
+}
+
 TEST_CASE("value scale: none leaves values as they are, siblings min-max scales them") {
   auto none = ValueScaleRegistry::instance().create("value scale", "none", with({}));
   auto siblings = ValueScaleRegistry::instance().create("value scale", "siblings", with({}));
   std::vector<ChildStats> children = {{1.0, 3, 1}, {3.0, 1, 1}, {2.0, 2, 1}};
-  none->apply(children);
+  none->apply(children, {});
   CHECK(children[0].q == 1.0);
   CHECK(children[1].q == 3.0);
-  siblings->apply(children);
+  siblings->apply(children, {});
   CHECK(children[0].q == doctest::Approx(0.0));
   CHECK(children[1].q == doctest::Approx(1.0));
   CHECK(children[2].q == doctest::Approx(0.5));
   CHECK(children[2].visits == 2);  // only the values change
   std::vector<ChildStats> equal = {{4.0, 1, 1}, {4.0, 2, 1}};
-  siblings->apply(equal);
+  siblings->apply(equal, {});
   CHECK(equal[0].q == 0.5);
   CHECK(equal[1].q == 0.5);
   // With UCT on top, the exploration term is weighed against the spread: as backed up, the same
@@ -139,8 +162,8 @@ TEST_CASE("value scale: none leaves values as they are, siblings min-max scales 
   std::vector<ChildStats> wide = {{3.0, 10, 1}, {0.0, 1, 1}}, narrow = {{0.05, 10, 1}, {0.0, 1, 1}};
   CHECK(uct->choose({11}, wide, rng) == 0);
   CHECK(uct->choose({11}, narrow, rng) == 1);  // exploration swamps a 0.05 difference
-  siblings->apply(wide);
-  siblings->apply(narrow);
+  siblings->apply(wide, {});
+  siblings->apply(narrow, {});
   CHECK(uct->choose({11}, wide, rng) == 0);
   CHECK(uct->choose({11}, narrow, rng) == 0);
 }
