@@ -10,6 +10,7 @@ packages=(
   graphviz sqlite3
   libopenmpi-dev openmpi-bin  # --mpi (hardware/remote) and its loopback tests
   python3 python3-torch  # the KernelBench harness's protocol tests on the CPU (tests/python)
+  hipcc  # HIP 5.2: the tests compile every HIP problem for gfx90a (no AMD GPU needed)
 )
 # The figures of `kmcts report`: every Debian build of gnuplot has the pngcairo and svg terminals.
 # gnuplot-nox (no X) conflicts with gnuplot-qt and gnuplot-x11, so one of those, if installed, is kept.

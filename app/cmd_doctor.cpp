@@ -7,7 +7,7 @@ namespace kmcts::app {
 
 Command add_doctor(CLI::App& root) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = root.add_subcommand("doctor", "Report what this machine can run (compilers, CUDA, CUPTI, GPUs, torch)");
+  CLI::App* cmd = root.add_subcommand("doctor", "Report what this machine can run (compilers, CUDA, CUPTI, ROCm, GPUs, torch)");
   cmd->add_flag("--json", *json, "Machine-readable output");
   return [json] {
     auto caps = probe_machine();
@@ -22,6 +22,11 @@ Command add_doctor(CLI::App& root) {
     }
     bool cpu_ready = caps.front().available;
     fmt::print("\ncpu evaluator: {}\n", cpu_ready ? "ready" : "needs a host C++ compiler (c++)");
+    // HIP problems (problems/hip) compile with hipcc; nothing in this build runs them yet.
+    for (const auto& c : caps)
+      if (c.name == "hipcc")
+        fmt::print("hip problems:  {}; no hip evaluator in this build (README, \"AMD GPUs\")\n",
+                   c.available ? "compile with this hipcc" : "need hipcc to compile");
     return 0;
   };
 }

@@ -102,8 +102,8 @@ Problem load_problem(const fs::path& dir) {
   if (!p.raw.is_object()) throw InputError(where + ": must be a JSON object");
   p.name = get_field<std::string>(p.raw, "name", where);
   p.kind = p.raw.value("kind", std::string("cpu"));
-  if (p.kind != "cpu" && p.kind != "cuda")
-    throw InputError(fmt::format("{}: kind '{}' is not known (cpu, cuda)", where, p.kind));
+  if (p.kind != "cpu" && p.kind != "cuda" && p.kind != "hip")
+    throw InputError(fmt::format("{}: kind '{}' is not known (cpu, cuda, hip)", where, p.kind));
   p.description = p.raw.value("description", std::string());
   p.inputs = parse_tensors(p.raw, "inputs", where, true);
   p.outputs = parse_tensors(p.raw, "outputs", where, false);

@@ -25,7 +25,7 @@ struct TensorSpec {
 struct Problem {
   std::filesystem::path dir;
   std::string name;
-  std::string kind;  // "cpu", "cuda" or "kernelbench" (the evaluator of the same name runs it)
+  std::string kind;  // "cpu", "cuda", "hip" or "kernelbench" (the evaluator of the same name runs it)
   std::string description;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;

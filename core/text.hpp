@@ -39,6 +39,12 @@ inline std::vector<std::string> split_csv_line(const std::string& line) {
   return cells;
 }
 
+/// `text` without leading and trailing blanks (spaces, tabs, CR, LF).
+inline std::string trim(const std::string& text) {
+  const size_t a = text.find_first_not_of(" \t\r\n");
+  return a == std::string::npos ? std::string() : text.substr(a, text.find_last_not_of(" \t\r\n") - a + 1);
+}
+
 /// The items of a comma-separated list, each with surrounding blanks removed; empty items
 /// dropped ("0, 1,,2" -> {"0", "1", "2"}).
 inline std::vector<std::string> split_list(const std::string& text, char separator = ',') {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 
 namespace kmcts {
@@ -25,6 +27,15 @@ fs::path find_worker_executable(const std::string& configured, const std::string
   if (auto found = find_companion(name)) return *found;
   throw InputError(fmt::format("the worker '{}' does not exist: {} (or set {})", (executable_dir() / name).string(),
                                missing_hint, option));
+}
+
+std::string find_toolkit_program(const std::string& configured, const std::string& name, const char* env_var,
+                                 const std::filesystem::path& default_root) {
+  if (!configured.empty()) return configured;
+  if (const char* home = std::getenv(env_var); home && *home && fs::exists(fs::path(home) / "bin" / name))
+    return (fs::path(home) / "bin" / name).string();
+  if (fs::exists(default_root / "bin" / name)) return (default_root / "bin" / name).string();
+  return name;
 }
 
 }  // namespace kmcts

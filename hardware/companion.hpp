@@ -18,4 +18,9 @@ std::optional<std::filesystem::path> find_companion(const std::string& name);
 std::filesystem::path find_worker_executable(const std::string& configured, const std::string& name,
                                              const std::string& option, const std::string& missing_hint);
 
+/// A toolkit's program (nvcc, hipcc, rocminfo): `configured` when set, else $ENV_VAR/bin/NAME,
+/// else DEFAULT_ROOT/bin/NAME, else NAME (found on PATH when run), whichever exists first.
+std::string find_toolkit_program(const std::string& configured, const std::string& name, const char* env_var,
+                                 const std::filesystem::path& default_root);
+
 }  // namespace kmcts

@@ -9,6 +9,7 @@
 #include "hardware/confine.hpp"
 #include "hardware/worker/landlock.hpp"
 #include "hardware/cuda/devices.hpp"
+#include "hardware/hip/devices.hpp"
 #include "hardware/sandbox.hpp"
 
 namespace kmcts {
@@ -92,6 +93,32 @@ Capability probe_cuda_devices() {
   return c;
 }
 
+// AMD GPUs as rocminfo lists them (it needs the amdgpu driver's /dev/kfd).
+Capability probe_amd_gpus() {
+  Capability c{"amd gpus", false, ""};
+  if (!fs::exists("/dev/kfd")) {
+    c.detail = "none (no /dev/kfd: no amdgpu driver)";
+    return c;
+  }
+  SandboxLimits limits;
+  limits.timeout_s = 20;
+  limits.max_output_bytes = 4u << 20;
+  const std::string rocminfo = hip::find_hip_tool("", "rocminfo");
+  SandboxResult r = run_sandboxed({rocminfo}, limits);
+  if (!r.exited_cleanly()) {
+    c.detail = !r.started ? "rocminfo not found (" + rocminfo + ")" : "rocminfo failed: " + last_line(r.err.empty() ? r.out : r.err);
+    return c;
+  }
+  for (const hip::HipGpu& g : hip::parse_rocminfo(r.out)) {
+    if (!c.detail.empty()) c.detail += "\n";
+    c.detail += g.arch + (g.name.empty() ? "" : ", " + g.name) +
+                (g.compute_units > 0 ? fmt::format(", {} CUs", g.compute_units) : std::string());
+  }
+  c.available = !c.detail.empty();
+  if (!c.available) c.detail = "rocminfo lists no GPU agent";
+  return c;
+}
+
 }  // namespace
 
 std::vector<Capability> probe_machine() {
@@ -102,6 +129,9 @@ std::vector<Capability> probe_machine() {
   caps.push_back(probe_tool("gpus", {"nvidia-smi", "--query-gpu=name,memory.total,driver_version", "--format=csv,noheader"},
                             Keep::all));
   caps.push_back(probe_cuda_devices());
+  caps.push_back(probe_tool("hipcc", {hip::find_hip_tool("", "hipcc"), "--version"}));
+  caps.push_back(probe_tool("rocprofv3", {hip::find_hip_tool("", "rocprofv3"), "--version"}));
+  caps.push_back(probe_amd_gpus());
   caps.push_back(probe_tool("python3", {"python3", "--version"}));
   caps.push_back(probe_tool("torch", {"python3", "-c",
                                       "import torch; print('torch', torch.__version__, 'cuda' if torch.cuda.is_available() "

@@ -87,6 +87,9 @@ struct ChildPlan {
   pid_t parent = 0;
   char* const* envp = nullptr;  // child_environment(): never kmcts's whole environment
   int program_fd = -1;  // confined: the program opened before the identity changes (fexecve)
+  // "#!": run by path. fexecve would hand its interpreter /dev/fd/N, which close-on-exec has
+  // closed by then (ENOENT), and a script that finds its files beside itself (hipcc) needs its path.
+  bool program_is_script = false;
   const ConfinementPlan* confinement = nullptr;  // candidate code: confined before exec
 };
 
@@ -135,7 +138,7 @@ struct ChildFailure {
   } else if ((err = plan.confinement ? load_seccomp(*plan.confinement) : 0) != 0) {
     failure = {2, err, "seccomp"};
   } else {
-    if (plan.program_fd >= 0) fexecve(plan.program_fd, plan.argv, plan.envp);
+    if (plan.program_fd >= 0 && !plan.program_is_script) fexecve(plan.program_fd, plan.argv, plan.envp);
     else execve(plan.program, plan.argv, plan.envp);
     failure = {1, errno, ""};
   }
@@ -310,6 +313,8 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
     plan.confinement = &confinement;
     result.confinement = confinement.description;
     plan.program_fd = ::open(program.c_str(), O_RDONLY | O_CLOEXEC);
+    char magic[2] = {0, 0};
+    plan.program_is_script = plan.program_fd >= 0 && ::pread(plan.program_fd, magic, 2, 0) == 2 && magic[0] == '#' && magic[1] == '!';
   }
   std::vector<char*> envp;
   for (std::string& e : env_storage) envp.push_back(e.data());

@@ -12,11 +12,7 @@ namespace kmcts::cuda {
 namespace fs = std::filesystem;
 
 std::string find_cuda_tool(const std::string& configured, const std::string& name) {
-  if (!configured.empty()) return configured;
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home && fs::exists(fs::path(home) / "bin" / name))
-    return (fs::path(home) / "bin" / name).string();
-  if (fs::exists("/usr/local/cuda/bin/" + name)) return "/usr/local/cuda/bin/" + name;
-  return name;
+  return find_toolkit_program(configured, name, "CUDA_HOME", "/usr/local/cuda");
 }
 
 nlohmann::json probe_devices(double timeout_s) {

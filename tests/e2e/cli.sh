@@ -24,6 +24,9 @@ check "unknown key" 2 "^kmcts: error: --set: unknown option 'search.budgt' \(did
   "$kmcts" run "$fixture" --set search.budgt=3
 check "out of range" 2 "option 'search.exploration' must be >= 0" -- "$kmcts" run "$fixture" --set search.exploration=-1
 check "missing problem" 2 "problem folder '$work/nope' does not exist" -- "$kmcts" run "$work/nope"
+# A HIP problem: this build compiles HIP problems but runs none; refused in one line naming why.
+check "hip problem" 2 "^kmcts: error: problem 'colsum' is of kind 'hip': this kmcts has no hip evaluator yet" -- \
+  "$kmcts" run "$src/problems/hip/colsum" --out "$work/hip-run"
 echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
 check "config, unknown policy" 2 "unknown selection policy 'foo' \(known: " -- "$kmcts" config --set search.policy=foo

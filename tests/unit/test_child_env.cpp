@@ -84,6 +84,26 @@ TEST_CASE("confinement: a confined child is another user, has no network and can
   CHECK(r.out.find("end") != std::string::npos);
 }
 
+TEST_CASE("confinement: a confined script runs by its path and finds the files beside it (as hipcc does)") {
+  namespace fs = std::filesystem;
+  // Not under /tmp (a confined child has a private one): the real tree, seen read-only.
+  const fs::path dir = fs::absolute("kmcts-script-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  write_file_atomic(dir / "beside.txt", "found beside\n");
+  write_file_atomic(dir / "tool", "#!/bin/sh\necho \"$0\"; cat \"$(dirname \"$0\")/beside.txt\"\n");
+  fs::permissions(dir / "tool", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                           fs::perms::others_read | fs::perms::others_exec);
+  SandboxLimits limits;
+  limits.confine = true;
+  SandboxResult r = run_sandboxed({(dir / "tool").string()}, limits, "/");
+  fs::remove_all(dir);
+  REQUIRE_MESSAGE(r.exited_cleanly(), r.error << r.err);
+  CHECK(r.out.find((dir / "tool").string()) != std::string::npos);  // not /dev/fd/N
+  CHECK(r.out.find("found beside") != std::string::npos);
+}
+
 TEST_CASE("confinement: children that run at once have uids of their own") {
   if (!confinement_support().root) return;  // not root: each has a user namespace instead
   SandboxLimits limits;
