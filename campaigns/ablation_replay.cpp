@@ -47,6 +47,14 @@ struct Verdict3 {
   std::string what;
 };
 
+// What the original took of the optimisation archive, for the re-run to ask the same prompts.
+nlohmann::json memory_of(const nlohmann::json& run_info) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const char* key : {"memory_prompt", "memory_candidates", "memory_k"})
+    if (run_info.contains(key)) out[key] = run_info[key];
+  return out;
+}
+
 Verdict3 check_run(const AblationGrid& g, const AblationRunSpec& run, const fs::path& out, const std::string& command_line) {
   const fs::path dir = detail::run_dir_of(out, run);
   const fs::path scratch = out / "replay-check" / run.run_id;
@@ -54,7 +62,7 @@ Verdict3 check_run(const AblationGrid& g, const AblationRunSpec& run, const fs::
   auto original = RunStore::open(dir);
   try {
     run_search({g.problems[run.problem].path, offline_replay_config(original->config(), dir), scratch, false, command_line,
-                original->run_info().value("memory_prompt", std::string())});
+                memory_of(original->run_info())});
   } catch (const std::exception& e) {
     return {"differs", fmt::format("the re-run stopped: {}", e.what())};
   }

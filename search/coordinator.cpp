@@ -11,6 +11,7 @@
 #include "search/canonical.hpp"
 #include "search/coordinator_state.hpp"
 #include "search/mcts.hpp"
+#include "search/memory_archive.hpp"
 
 KMCTS_OPTION("search.budget", Int, 40, 1, 1000000, "Evaluations to spend, the seed kernel included.")
 KMCTS_OPTION("search.workers", Int, 2, 1, 1024,
@@ -167,7 +168,16 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       measurements("measurements", settings.measure_slots),
       compiles("compiles", s.compile_slots),
       progress(s.progress) {
-  memory = st.run_info().value("memory_prompt", std::string());
+  memory_taken = st.run_info();
+}
+
+const std::string* Coordinator::State::planner_memory() {
+  if (!memory_resolved) {  // the first plan call: the seed (node 0) is measured by now
+    const auto& seed = result_of(0);
+    memory = memory_prompt_after_seed(memory_taken, seed ? seed->details : nlohmann::json::object());
+    memory_resolved = true;
+  }
+  return &memory;
 }
 
 double Coordinator::State::elapsed() const {

@@ -125,7 +125,7 @@ void submit_agents(State& s, VariantGraph& g, Selection sel, int call, std::opti
     });
     return;
   }
-  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng, &s.memory};
+  PlanContext ctx{&s.problem, s.view(g, sel.node), {}, {}, std::nullopt, s.settings.plans_per_call, rng, s.planner_memory()};
   g.for_each_child(sel.node, [&](int c, const EdgeRecord& e) {
     NodeView& tried = ctx.tried.emplace_back(s.brief_view(g, c));
     tried.edge_plan = e.plan;

@@ -122,7 +122,13 @@ struct Coordinator::State {
   // What agent calls read borrows these (see view()): declared before the pools, they
   // outlive every job, and an entry once set is never replaced.
   std::shared_ptr<KnownVariants> known = std::make_shared<KnownVariants>();
-  std::string memory;  // the archive's lines for the Planner, from run_info (memory_archive.hpp)
+  // The archive's lines for the Planner: run_info's memory_candidates ranked again once the seed
+  // is measured (memory_prompt_after_seed(), at the first plan call; set once, then borrowed by
+  // every plan call), from `memory_taken` (the run_info).
+  std::string memory;
+  bool memory_resolved = false;
+  nlohmann::json memory_taken;
+  const std::string* planner_memory();
   // Per node, by id (dense: nodes are numbered 0, 1, 2, ...; the accessors grow them).
   std::vector<std::shared_ptr<const std::string>> sources;  // its source (shared with views and jobs)
   std::vector<std::shared_ptr<const EvalResult>> results;  // its evaluation, null until measured

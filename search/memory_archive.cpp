@@ -299,36 +299,65 @@ std::vector<MemoryEntry> run_improvements(const RunStore& store, const Problem& 
   return out;
 }
 
-std::string memory_prompt_for(const Problem& problem, const Config& config) {
+namespace {
+
+std::string memory_line(const MemoryEntry& e) {
+  std::string plan = e.plan.substr(0, e.plan.find('\n'));
+  if (plan.size() > 200) plan = plan.substr(0, 197) + "...";
+  std::string out = fmt::format("- \"{}\" on {} ({}, {}): {:.2f}x faster than its parent ({} -> {})", plan, e.problem,
+                                e.signature, e.hardware, e.speedup(), format_ns(e.parent_ns), format_ns(e.child_ns));
+  if (!e.bottleneck.empty()) out += "; the parent was " + e.bottleneck;
+  const json before = e.profiles.is_object() ? e.profiles.value("before", json::array()) : json::array();
+  const json after = e.profiles.is_object() ? e.profiles.value("after", json::array()) : json::array();
+  if (!before.empty() && !after.empty())
+    out += fmt::format("; main kernel {} ({:.0f}% of its time) -> {} ({:.0f}%)", before[0].value("name", ""),
+                       100 * before[0].value("share", 0.0), after[0].value("name", ""), 100 * after[0].value("share", 0.0));
+  return out + "\n";
+}
+
+}  // namespace
+
+json memory_for(const Problem& problem, const Config& config) {
   const int64_t k = config.get_int("agents.memory.k");
-  if (!config.get_bool("agents.feedback.memory") || k <= 0) return "";
+  if (!config.get_bool("agents.feedback.memory") || k <= 0) return {{"memory_prompt", ""}};
+  json out = {{"memory_prompt", ""}, {"memory_candidates", json::array()}, {"memory_k", k}};
   const fs::path path = MemoryArchive::path_from(config);
   std::error_code ec;
-  if (!fs::exists(path, ec)) return "";
+  if (!fs::exists(path, ec)) return out;
   try {
     const MemoryArchive archive(path);
     // The hardware is known before the first evaluation only for the CPU.
+    const std::string signature = operator_signature(problem), op = signature.substr(0, signature.find('|'));
     const std::string hardware = problem.kind == "cpu" ? cpu_name(json::object()) : "";
-    std::string out;
-    for (const MemoryEntry& e : archive.relevant(problem.kind, operator_signature(problem), hardware,
-                                                 static_cast<size_t>(k))) {
-      std::string plan = e.plan.substr(0, e.plan.find('\n'));
-      if (plan.size() > 200) plan = plan.substr(0, 197) + "...";
-      out += fmt::format("- \"{}\" on {} ({}, {}): {:.2f}x faster than its parent ({} -> {})", plan, e.problem,
-                         e.signature, e.hardware, e.speedup(), format_ns(e.parent_ns), format_ns(e.child_ns));
-      if (!e.bottleneck.empty()) out += "; the parent was " + e.bottleneck;
-      const json before = e.profiles.is_object() ? e.profiles.value("before", json::array()) : json::array();
-      const json after = e.profiles.is_object() ? e.profiles.value("after", json::array()) : json::array();
-      if (!before.empty() && !after.empty())
-        out += fmt::format("; main kernel {} ({:.0f}% of its time) -> {} ({:.0f}%)", before[0].value("name", ""),
-                           100 * before[0].value("share", 0.0), after[0].value("name", ""), 100 * after[0].value("share", 0.0));
-      out += "\n";
+    std::string lines;
+    for (const MemoryEntry& e : archive.relevant(problem.kind, signature, hardware, static_cast<size_t>(4 * k))) {
+      const std::string line = memory_line(e);
+      if (out["memory_candidates"].size() < static_cast<size_t>(k)) lines += line;
+      const int rank = 8 * (e.signature.substr(0, e.signature.find('|')) == op) + 4 * (e.signature == signature);
+      out["memory_candidates"].push_back({{"line", line}, {"rank", rank}, {"hardware", e.hardware}, {"bottleneck", e.bottleneck}});
     }
-    return out;
+    out["memory_prompt"] = lines;
   } catch (const std::exception& e) {
     fmt::print(stderr, "kmcts: the optimisation archive {} could not be read: {}\n", path.string(), e.what());
-    return "";
   }
+  return out;
+}
+
+std::string memory_prompt_after_seed(const json& memory, const json& seed_details) {
+  const json candidates = memory.value("memory_candidates", json());
+  if (!candidates.is_array() || candidates.empty()) return memory.value("memory_prompt", std::string());
+  const json details = seed_details.is_object() ? seed_details : json::object();
+  const std::string hardware = hardware_of(details, cpu_name(json::object())), verdict = bottleneck_kind(details);
+  std::vector<std::pair<int, const json*>> ranked;  // stable: ties keep the archive's order (larger gain first)
+  for (const json& c : candidates)
+    ranked.emplace_back(c.value("rank", 0) + 1 * (c.value("hardware", "") == hardware) +
+                            2 * (!verdict.empty() && c.value("bottleneck", "") == verdict),
+                        &c);
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out;
+  const size_t k = memory.value("memory_k", static_cast<size_t>(0));
+  for (size_t i = 0; i < ranked.size() && i < k; ++i) out += ranked[i].second->value("line", "");
+  return out;
 }
 
 std::string record_run_improvements(const RunStore& store, const Problem& problem, const Config& config) {

@@ -6,8 +6,8 @@
 // made it, both medians, the child's interval, the problem's kind and operator signature, and the
 // hardware. Every search records its improvements as it ends (record_run_improvements, with
 // `agents.feedback.memory`); `kmcts memory` lists, shows, exports and imports entries.
-// relevant() ranks entries for a problem; a new run shows the most relevant to its Planner
-// (memory_prompt_for).
+// relevant() ranks entries for a problem; a new run keeps candidates (memory_for) and shows its
+// Planner the most relevant once its seed is measured (memory_prompt_after_seed).
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -74,12 +74,22 @@ class MemoryArchive {
   std::unique_ptr<Impl> impl_;
 };
 
-/// The entries a new run shows its Planner (agents.memory.k of them, the most relevant for
-/// `problem`), one line each: plan, problem, hardware and the gain over the parent. Taken once at
-/// the run's start and kept in its run_info ("memory_prompt"), so that a resume or a replay asks
-/// the very prompts the run asked, whatever the archive holds by then. "" with
-/// agents.feedback.memory off, an empty archive, or one that cannot be read (said on stderr).
-std::string memory_prompt_for(const Problem& problem, const Config& config);
+/// What a new run takes of the archive for its Planner, kept in its run_info so that a resume
+/// or a replay asks the very prompts the run asked, whatever the archive holds by then:
+///   "memory_prompt": agents.memory.k lines, ranked by what is known before anything is measured
+///     (operator, then size class; the hardware only for a CPU problem), one line each: plan,
+///     problem, hardware, the gain over the parent, the parent's verdict and main kernels;
+///   "memory_candidates": up to 4k entries so ranked, each {"line", "rank" (8 for the same
+///     operator + 4 for the same size class), "hardware", "bottleneck"}, and "memory_k".
+/// Only an empty memory_prompt with agents.feedback.memory off or k = 0; empty lines from an empty archive or one that
+/// cannot be read (said on stderr).
+nlohmann::json memory_for(const Problem& problem, const Config& config);
+
+/// The Planner's lines once the seed kernel is measured (the coordinator asks at its first plan
+/// call): `memory`'s candidates ranked again with what the seed's measurement says, the hardware
+/// that measured it (+1) and the bottleneck verdict of its main kernel where ncu profiled it (+2),
+/// k of them; memory_prompt as it is where there are no candidates (a run made before them).
+std::string memory_prompt_after_seed(const nlohmann::json& memory, const nlohmann::json& seed_details);
 
 /// The improvements of a run: each evaluated child, ok, faster than its ok parent, along the
 /// edge that made it (expand or repair), with the run's problem and hardware.

@@ -71,10 +71,9 @@ nlohmann::json run_search(const RunRequest& request) {
                              {"host", host_name()},
                              {"seed", settings.seed},
                              {"command_line", request.command_line},
-                             {"evaluator", parts.evaluator->describe()},
-                             // What its Planner is shown of the optimisation archive, taken now.
-                             {"memory_prompt", request.memory_prompt ? *request.memory_prompt
-                                                                     : memory_prompt_for(problem, request.config)}};
+                             {"evaluator", parts.evaluator->describe()}};
+  // What its Planner is shown of the optimisation archive, taken now (memory_for()).
+  run_info.update(request.memory ? *request.memory : memory_for(problem, request.config));
   auto store = RunStore::create(run_dir, run_info, request.config.to_json());
   FolderLock lock(run_dir);
   Coordinator coordinator(problem, settings, std::move(parts), *store);

@@ -17,9 +17,10 @@ struct RunRequest {
   std::filesystem::path run_dir;  // empty: runs/<problem>-<UTC time>-s<seed>
   bool progress = true;
   std::string command_line;       // recorded in the run
-  /// The optimisation archive's lines for its Planner, when this run re-runs one that took them
-  /// (its run_info's memory_prompt): a replay asks the prompts the run asked. Unset: taken now.
-  std::optional<std::string> memory_prompt;
+  /// What it takes of the optimisation archive for its Planner, when this run re-runs one that
+  /// took it (its run_info's memory_prompt, memory_candidates and memory_k: memory_for()): a
+  /// replay asks the prompts the run asked. Unset: taken now.
+  std::optional<nlohmann::json> memory;
 };
 
 /// Runs the search; returns the summary (status "completed", "failed" or "interrupted").

@@ -61,13 +61,18 @@ check "import a bad line" 2 "bad.jsonl:2: a memory entry lacks \"parent_hash\"" 
 check "switched off" 0 "speedup" -- search "$work/r3" --set agents.feedback.memory=false --set agents.memory.path="$work/off.sqlite"
 [ ! -e "$work/off.sqlite" ] && passes=$((passes + 1)) || { echo "FAIL switched off: the archive was made"; failures=$((failures + 1)); }
 # A run with agents.memory.k takes the archive's most relevant lines for its Planner at its
-# start, into its run_info; the default (k = 5) takes up to five, k = 0 none.
+# start, into its run_info (and up to 4k candidates, which the seed's measurement ranks again
+# for the first plan call); the default (k = 5) takes up to five, k = 0 none.
 search "$work/r5" --set agents.memory.k=2 > /dev/null 2>&1
 "$kmcts" export "$work/r5" --format json -o "$work/r5.json"
 python3 - "$work/r5.json" <<'PY' && passes=$((passes + 1)) || { echo "FAIL memory_prompt of a run with k=2"; failures=$((failures + 1)); }
 import json, sys
-lines = json.load(open(sys.argv[1]))["run"]["memory_prompt"].splitlines()
+run = json.load(open(sys.argv[1]))["run"]
+lines = run["memory_prompt"].splitlines()
 assert len(lines) == 2 and all(l.startswith('- "') and "x faster than its parent" in l for l in lines), lines
+# Up to 4k candidates kept, ranked again by the seed's measurement at the first plan call.
+assert run["memory_k"] == 2 and 2 <= len(run["memory_candidates"]) <= 8, run.get("memory_candidates")
+assert all(c["line"].startswith('- "') and "rank" in c and "hardware" in c for c in run["memory_candidates"])
 PY
 "$kmcts" export "$work/r2" --format json -o "$work/r2.json"
 python3 -c "import json,sys; n = len(json.load(open(sys.argv[1]))['run']['memory_prompt'].splitlines()); assert 1 <= n <= 5, n" \

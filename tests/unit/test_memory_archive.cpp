@@ -131,11 +131,53 @@ TEST_CASE("memory archive: entries keep the profiles before and after, and the l
   Problem relu;
   relu.name = "relu";
   relu.kind = "cuda";
-  const std::string lines = memory_prompt_for(relu, c);
+  const std::string lines = memory_for(relu, c)["memory_prompt"].get<std::string>();
   CHECK(lines.find("4.00x faster than its parent (1 us -> 250 ns); the parent was memory-bound; main kernel "
                    "relu_naive(float const*, float*, int) (100% of its time) -> relu_vec4(float4 const*, float4*, int) (97%)\n") !=
         std::string::npos);
   CHECK(lines.find("\"an old improvement\" on relu (relu|2^24, NVIDIA H200): 2.00x faster than its parent (2 us -> 1 us)\n") !=
         std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("memory: once the seed is measured, its hardware and bottleneck verdict rank the kept candidates") {
+  const fs::path dir = kmcts::test::fresh_dir("memory-after-seed");
+  const fs::path file = dir / "memory.sqlite";
+  MemoryArchive archive(file);
+  // Same operator and size class for all four; they differ in hardware and the parent's verdict.
+  auto add = [&](const char* child, const char* hardware, const char* verdict, double child_ns) {
+    MemoryEntry e = entry(child, "relu|2^24", hardware, child_ns);
+    e.plan = std::string("plan ") + child;
+    e.bottleneck = verdict;
+    REQUIRE(archive.add(e));
+  };
+  add("a", "NVIDIA H100", "compute-bound", 100);          // the largest gain: first by the archive's order
+  add("b", "NVIDIA H200", "compute-bound", 200);
+  add("c", "NVIDIA H100", "memory-bound", 300);
+  add("d", "NVIDIA H200", "memory-bound", 400);
+  Config c;
+  c.set_value("agents.memory.path", file.string(), "test");
+  c.set("agents.memory.k=2");
+  Problem relu;
+  relu.name = "relu";
+  relu.kind = "cuda";
+  const nlohmann::json memory = memory_for(relu, c);
+  REQUIRE(memory["memory_candidates"].size() == 4);  // up to 4k kept
+  CHECK(memory["memory_k"] == 2);
+  auto order = [](const std::string& lines) {
+    std::string out;
+    for (size_t p = 0; (p = lines.find("\"plan ", p)) != std::string::npos; p += 6) out += lines[p + 6];
+    return out;
+  };
+  CHECK(order(memory["memory_prompt"]) == "ab");  // before anything is measured: the largest gains
+  // The seed measured on an H200, its main kernel memory-bound: the verdict counts more than the hardware.
+  const nlohmann::json seed = {{"device", {{"name", "NVIDIA H200"}}},
+                               {"hw_counters", {{"kernels", {{{"name", "relu"}, {"bottleneck_kind", "memory-bound"}}}}}}};
+  CHECK(order(memory_prompt_after_seed(memory, seed)) == "dc");
+  // Measured on an H200 without ncu: the H200's entries first.
+  CHECK(order(memory_prompt_after_seed(memory, {{"device", {{"name", "NVIDIA H200"}}}})) == "bd");
+  // A run made before candidates were kept reads its lines as they are.
+  CHECK(memory_prompt_after_seed({{"memory_prompt", "- old line\n"}}, seed) == "- old line\n");
+  CHECK(memory_prompt_after_seed(nlohmann::json::object(), seed).empty());
   fs::remove_all(dir);
 }
