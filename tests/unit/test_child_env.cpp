@@ -88,6 +88,10 @@ TEST_CASE("confinement: a confined script runs by its path and finds the files b
   namespace fs = std::filesystem;
   // Not under /tmp (a confined child has a private one): the real tree, seen read-only.
   const fs::path dir = fs::absolute("kmcts-script-" + std::to_string(getpid()));
+  if (dir.string().rfind("/tmp/", 0) == 0) {  // a clone under /tmp: hidden by the child's private /tmp
+    MESSAGE("the test folder lies under /tmp, which a confined child does not see: skipped");
+    return;
+  }
   fs::create_directories(dir);
   write_file_atomic(dir / "beside.txt", "found beside\n");
   write_file_atomic(dir / "tool", "#!/bin/sh\necho \"$0\"; cat \"$(dirname \"$0\")/beside.txt\"\n");
