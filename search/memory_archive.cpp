@@ -189,16 +189,24 @@ std::optional<MemoryEntry> MemoryArchive::get(int64_t id) const {
   return entry_from_row(q);
 }
 
+namespace {
+
+// What an entry shares with a problem's signature: the operator (8) and the size class (4).
+int signature_rank(const MemoryEntry& e, const std::string& signature) {
+  const std::string op = signature.substr(0, signature.find('|'));
+  return 8 * (e.signature.substr(0, e.signature.find('|')) == op) + 4 * (e.signature == signature);
+}
+
+}  // namespace
+
 std::vector<MemoryEntry> MemoryArchive::relevant(const std::string& kind, const std::string& signature,
                                                  const std::string& hardware, size_t k) const {
   auto q = impl_->db.prepare(fmt::format("SELECT {} FROM entries WHERE kind = ?1", kColumns));
   q.bind(1, kind);
-  const std::string op = signature.substr(0, signature.find('|'));
   std::vector<std::pair<int, MemoryEntry>> scored;
   while (q.step()) {
     MemoryEntry e = entry_from_row(q);
-    const int score = 4 * (e.signature.substr(0, e.signature.find('|')) == op) + 2 * (e.signature == signature) +
-                      (e.hardware == hardware);
+    const int score = signature_rank(e, signature) + (e.hardware == hardware);
     scored.emplace_back(score, std::move(e));
   }
   std::stable_sort(scored.begin(), scored.end(), [](const auto& a, const auto& b) {
@@ -327,14 +335,13 @@ json memory_for(const Problem& problem, const Config& config) {
   try {
     const MemoryArchive archive(path);
     // The hardware is known before the first evaluation only for the CPU.
-    const std::string signature = operator_signature(problem), op = signature.substr(0, signature.find('|'));
+    const std::string signature = operator_signature(problem);
     const std::string hardware = problem.kind == "cpu" ? cpu_name(json::object()) : "";
     std::string lines;
     for (const MemoryEntry& e : archive.relevant(problem.kind, signature, hardware, static_cast<size_t>(4 * k))) {
       const std::string line = memory_line(e);
       if (out["memory_candidates"].size() < static_cast<size_t>(k)) lines += line;
-      const int rank = 8 * (e.signature.substr(0, e.signature.find('|')) == op) + 4 * (e.signature == signature);
-      out["memory_candidates"].push_back({{"line", line}, {"rank", rank}, {"hardware", e.hardware}, {"bottleneck", e.bottleneck}});
+      out["memory_candidates"].push_back({{"line", line}, {"rank", signature_rank(e, signature)}, {"hardware", e.hardware}, {"bottleneck", e.bottleneck}});
     }
     out["memory_prompt"] = lines;
   } catch (const std::exception& e) {

@@ -115,19 +115,21 @@ struct MedianInterval {
   double coverage = 0;  // the interval's exact coverage
 };
 
+/// P(Bin(n, 1/2) <= k), accumulated in log space so n in the thousands does not underflow.
+inline double binomial_half_cdf(size_t n, size_t k) {
+  double total = 0;
+  for (size_t i = 0; i <= k && i <= n; ++i)
+    total += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
+  return total;
+}
+
 inline MedianInterval median_interval(std::vector<double> x) {
   MedianInterval r;
   if (x.empty()) return r;
   std::sort(x.begin(), x.end());
   const size_t n = x.size();
   r.median = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
-  // P(Bin(n, 1/2) <= k) accumulated in log space so n in the thousands does not underflow.
-  auto cdf = [n](size_t k) {
-    double total = 0;
-    for (size_t i = 0; i <= k; ++i)
-      total += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
-    return total;
-  };
+  auto cdf = [n](size_t k) { return binomial_half_cdf(n, k); };
   size_t l = 1;  // 1-based rank
   while (l + 1 <= n / 2 && 1 - 2 * cdf(l) >= 0.95) ++l;
   r.coverage = l >= 2 ? 1 - 2 * cdf(l - 1) : 1 - 2 * std::pow(0.5, n);

@@ -38,10 +38,7 @@ bool hard(const std::string& landscape) {
 double sign_test_p(int wins, int losses) {
   const int n = wins + losses, k = std::min(wins, losses);
   if (n == 0) return 1;
-  double tail = 0;
-  for (int i = 0; i <= k; ++i)
-    tail += std::exp(std::lgamma(n + 1.0) - std::lgamma(i + 1.0) - std::lgamma(n - i + 1.0) - n * std::log(2.0));
-  return std::min(1.0, 2 * tail);
+  return std::min(1.0, 2 * binomial_half_cdf(static_cast<size_t>(n), static_cast<size_t>(k)));
 }
 
 std::string target_check(const nlohmann::json& result, const std::string& mcts, const std::vector<std::string>& order) {
