@@ -250,6 +250,30 @@ std::string source_excerpt(const std::string& source, int line, int context) {
   return out;
 }
 
+namespace {
+
+// compute-sanitizer's diagnosis of a memory fault (details.fault, evaluator.diagnose_faults): the
+// kernel, thread and address, and the candidate's line where the kernel was built with line
+// information (the CUDA evaluator's kernel.cu).
+std::string fault_summary(const json& details, const std::string& source) {
+  if (!details.is_object() || !details.contains("fault") || !details["fault"].is_object()) return "";
+  const json& f = details["fault"];
+  const auto field = [&](const char* key) { return f.contains(key) && f[key].is_string() ? f[key].get<std::string>() : std::string(); };
+  std::string out = "Fault (" + field("tool") + "): " + field("error");
+  if (!field("kernel").empty()) out += "\n  in kernel " + field("kernel") + (field("at").empty() ? "" : " at " + field("at"));
+  if (!field("thread").empty()) out += "\n  by thread " + field("thread") + " of block " + field("block");
+  if (!field("address").empty()) out += "\n  " + field("address");
+  out += "\n";
+  static const std::regex at_line(R"re(kernel\.cu:(\d+)$)re");
+  std::smatch m;
+  const std::string at = field("at");
+  if (std::regex_search(at, m, at_line))
+    if (const std::string lines = source_excerpt(source, std::stoi(m[1])); !lines.empty()) out += "The line:\n" + lines;
+  return out;
+}
+
+}  // namespace
+
 std::string summarize_failure(const EvalResult& r, const std::string& source, size_t max_chars) {
   // The log holds what the message says (its first line, or a Triton error's block) and more.
   const std::vector<Diagnostic> errors = compiler_errors(r.log.empty() ? r.message : r.log);
@@ -281,6 +305,7 @@ std::string summarize_failure(const EvalResult& r, const std::string& source, si
     if (r.details.contains("cuda_error"))
       body += "CUDA error: " + number(r.details["cuda_error"]) +
               (r.details.contains("phase") ? " (during " + number(r.details["phase"]) + ")" : "") + "\n";
+    body += fault_summary(r.details, source);
     body += traceback_summary(r.log, source);
   }
   if (body.empty() && !r.log.empty()) body = "Log:\n" + raw_cut(r.log, max_chars / 3);

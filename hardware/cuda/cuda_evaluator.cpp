@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/hash.hpp"
 #include "core/text.hpp"
 #include "hardware/companion.hpp"
 #include "hardware/cuda/devices.hpp"
@@ -55,8 +56,8 @@ KMCTS_CHOICE_OPTION("evaluator.cuda.profile_when", "best", ({"best", "all"}),
                     "the run made before: the seed, then each new best, the kernels the Planner expands most) or all; "
                     "profiles are cached by source, GPU and metric list under the cache folder's ncu/")
 KMCTS_OPTION("evaluator.cuda.ncu", String, "", std::nullopt, std::nullopt,
-             "Nsight Compute's ncu for evaluator.cuda.profile; empty = $CUDA_HOME/bin/ncu, /usr/local/cuda/bin/ncu, "
-             "or ncu in PATH")
+             "Nsight Compute's ncu for evaluator.cuda.profile and evaluator.kernelbench.profile; empty = "
+             "$CUDA_HOME/bin/ncu, /usr/local/cuda/bin/ncu, or ncu in PATH")
 KMCTS_OPTION("evaluator.cuda.peak_gbps", Double, 0.0, 0.0, 1e6,
              "DRAM bandwidth peak for the roofline audit, GB/s; 0 = the worker's estimate from the device")
 KMCTS_OPTION("evaluator.cuda.peak_tflops", Double, 0.0, 0.0, 1e6,
@@ -125,6 +126,7 @@ CudaEvaluatorSettings CudaEvaluatorSettings::from_config(const Config& c) {
   s.profile = c.get_bool("evaluator.cuda.profile");
   s.profile_when = c.get_string("evaluator.cuda.profile_when");
   s.ncu = c.get_string("evaluator.cuda.ncu");
+  s.diagnosis = cuda::FaultDiagnosis::from_config(c);
   if (s.protocol != "kmcts" && s.protocol != "kernelbench")
     throw InputError(fmt::format("evaluator.cuda.protocol: '{}' is not kmcts or kernelbench", s.protocol));
   s.peaks.bytes_per_s = c.get_double("evaluator.cuda.peak_gbps") * 1e9;
@@ -213,6 +215,7 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
     result.details["confinement"] = with_host_files(run.confinement);
     result.run_seconds = run.wall_seconds;
     if (deep_ && result.ok() && deep_->wanted(result.speedup)) profile(folder, gpu.device(), build, result);
+    if (settings_.diagnosis.wanted(result)) diagnose(folder, gpu.device(), result);
     return result;
   } catch (const std::exception& e) {
     return failed_result(Verdict::infra_error, std::string("cuda evaluator: ") + e.what());
@@ -220,18 +223,15 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
 }
 
 void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildResult& build, EvalResult& result) const {
-  const std::string key = cuda::DeepProfiles::key(build.source_hash, result.details.value("device", json::object()).value("name", ""));
+  const std::string key = cuda::DeepProfiles::key(build.source_hash, sha256_hex(problem_.raw.dump()),
+                                                  result.details.value("device", json::object()).value("name", ""));
   if (auto cached = deep_->cached(key)) {
     result.details["hw_counters"] = std::move(*cached);
     result.details["hw_counters_cached"] = true;
     return;
   }
   const std::string job = folder.write_job("profile.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
-  std::string metrics;
-  for (const auto& m : cuda::counter_metrics()) {
-    if (!metrics.empty()) metrics += ',';
-    metrics += m.metric;
-  }
+  const std::string metrics = cuda::counter_metric_list();
   SandboxLimits limits;
   limits.timeout_s = settings_.timeout_s * 2;  // a profiler replays each kernel several times
   limits.max_rss_mb = settings_.memory_mb;
@@ -249,6 +249,19 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildR
     result.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
   }
   result.details["profile_seconds"] = run.wall_seconds;
+}
+
+void CudaEvaluator::diagnose(const WorkerFolder& folder, int device, EvalResult& result) const {
+  // The worker's one-call job (as ncu's): the candidate's call on the timing inputs, its kernel
+  // host followed by the sanitizer, confined as the measurement was.
+  const std::string job = folder.write_job("diagnose.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
+  SandboxLimits limits;
+  limits.timeout_s = settings_.timeout_s * 10;  // memcheck slows kernels by 10-100x; one call is run
+  limits.max_rss_mb = settings_.memory_mb;
+  std::vector<std::string> argv = settings_.diagnosis.command();
+  argv.insert(argv.end(), {worker_.string(), job});
+  const SandboxResult run = run_sandboxed(argv, limits, folder.dir());
+  cuda::add_fault(result, run.out + run.err, run.started, run.error, run.wall_seconds);
 }
 
 EvalResult cuda_result_from_worker(const SandboxResult& run, double timeout_s, const Problem& problem,

@@ -15,6 +15,7 @@
 #include "hardware/compiler.hpp"
 #include "hardware/cuda/audit.hpp"
 #include "hardware/cuda/deep_profile.hpp"
+#include "hardware/cuda/fault_diagnosis.hpp"
 #include "hardware/cuda/gpu_pool.hpp"
 #include "hardware/evaluator.hpp"
 #include "hardware/measure_settings.hpp"
@@ -35,6 +36,7 @@ struct CudaEvaluatorSettings : MeasureSettings {
   bool profile = false;            // hardware counters by ncu after an ok measurement
   std::string profile_when = "best";  // which ones: "best" (each new best) or "all"
   std::string ncu;                 // "" = found like nvcc
+  cuda::FaultDiagnosis diagnosis;  // compute-sanitizer after a memory fault (fault_diagnosis.hpp)
   cuda::Roofline peaks;      // zeros = the worker's estimate from the device's attributes
 
   /// Reads evaluator.* and evaluator.cuda.*; bad values are an InputError naming the option.
@@ -67,6 +69,8 @@ class CudaEvaluator final : public Evaluator {
   /// Hardware counters of one candidate call under ncu, into result.details["hw_counters"]
   /// (or "hw_counters_error"), in the measurement's folder.
   void profile(const WorkerFolder& folder, int device, const BuildResult& build, EvalResult& result) const;
+  /// The faulting candidate's call again under compute-sanitizer (fault_diagnosis.hpp).
+  void diagnose(const WorkerFolder& folder, int device, EvalResult& result) const;
   const BuildResult& reference();
 
   Problem problem_;

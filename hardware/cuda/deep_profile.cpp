@@ -28,10 +28,8 @@ bool DeepProfiles::wanted(double speedup) {
   return true;
 }
 
-std::string DeepProfiles::key(const std::string& source_hash, const std::string& gpu_name) {
-  std::string metrics;
-  for (const auto& m : counter_metrics()) metrics += std::string(m.metric) + ",";
-  return sha256_hex(source_hash + "\n" + gpu_name + "\n" + metrics);
+std::string DeepProfiles::key(const std::string& source_hash, const std::string& problem, const std::string& gpu_name) {
+  return sha256_hex(source_hash + "\n" + problem + "\n" + gpu_name + "\n" + counter_metric_list());
 }
 
 std::optional<nlohmann::json> DeepProfiles::cached(const std::string& key) const {

@@ -28,8 +28,9 @@ class DeepProfiles {
   /// Whether a correct measurement of this speedup is profiled; "best" counts it as the new
   /// best when it is one (thread-safe: measurements finish on several GPUs at once).
   bool wanted(double speedup);
-  /// The cache key of a candidate's profile on a GPU.
-  static std::string key(const std::string& source_hash, const std::string& gpu_name);
+  /// The cache key of a candidate's profile on a GPU for a problem (`problem`: a fingerprint of
+  /// what the call runs on, its shapes: the same source on other inputs is another profile).
+  static std::string key(const std::string& source_hash, const std::string& problem, const std::string& gpu_name);
   std::optional<nlohmann::json> cached(const std::string& key) const;
   /// Writes atomically (a temporary file renamed); a failure to write is not an error.
   void store(const std::string& key, const nlohmann::json& counters) const;

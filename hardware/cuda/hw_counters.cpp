@@ -23,6 +23,15 @@ const std::vector<CounterMetric>& counter_metrics() {
   return kMetrics;
 }
 
+std::string counter_metric_list() {
+  std::string metrics;
+  for (const auto& m : counter_metrics()) {
+    if (!metrics.empty()) metrics += ',';
+    metrics += m.metric;
+  }
+  return metrics;
+}
+
 namespace {
 
 int column(const std::vector<std::string>& header, const std::string& name) {

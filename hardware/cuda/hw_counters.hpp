@@ -16,6 +16,8 @@ struct CounterMetric {
 
 /// The metrics asked of ncu, in report order.
 const std::vector<CounterMetric>& counter_metrics();
+/// Their names comma-separated, as ncu's --metrics takes them.
+std::string counter_metric_list();
 
 /// ncu's --csv output (one row per kernel launch and metric) as
 /// {"kernels": [{"name": ..., "dram_throughput_pct": ..., ...}]}, launches of the same kernel

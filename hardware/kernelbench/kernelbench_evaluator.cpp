@@ -15,6 +15,7 @@
 #include "hardware/confine.hpp"
 #include "hardware/confine_exec.hpp"
 #include "hardware/cuda/devices.hpp"
+#include "hardware/cuda/hw_counters.hpp"
 #include "hardware/kernel_profile.hpp"
 #include "hardware/kernelbench/kb_prebuild.hpp"
 #include "hardware/sandbox.hpp"
@@ -70,6 +71,14 @@ KMCTS_OPTION("evaluator.kernelbench.warm", Bool, true, std::nullopt, std::nullop
              "Keep harness processes warm (harness/serve.py): torch and the GPU readied before a candidate comes; "
              "hardened reuses its trusted side until it faults (a fresh process per candidate still), faithful "
              "starts the next candidate's process ahead")
+KMCTS_OPTION("evaluator.kernelbench.profile", Bool, false, std::nullopt, std::nullopt,
+             "After a successful measurement, run one call of the candidate under Nsight Compute (harness/one_call.py, "
+             "confined as the harness, never feeding the timing) and keep the curated counters of its kernels with "
+             "each one's bottleneck verdict for the agents, as evaluator.cuda.profile does for CUDA problems (ncu: "
+             "evaluator.cuda.ncu)")
+KMCTS_CHOICE_OPTION("evaluator.kernelbench.profile_when", "best", ({"best", "all"}),
+                    "Which correct measurements evaluator.kernelbench.profile profiles: best (the seed, then each new "
+                    "best) or all; cached by candidate, problem, GPU and metric list under the cache folder's ncu/")
 KMCTS_OPTION("evaluator.kernelbench.timeout_s", Double, 900.0, 1.0, 86400.0,
              "Wall-clock limit of one evaluation, load_inline build included")
 
@@ -97,6 +106,10 @@ KernelBenchSettings KernelBenchSettings::from_config(const Config& c) {
   s.cuda_arch = c.get_string("evaluator.kernelbench.cuda_arch");
   s.fast_build = c.get_bool("evaluator.kernelbench.fast_build");
   s.warm = c.get_bool("evaluator.kernelbench.warm");
+  s.profile = c.get_bool("evaluator.kernelbench.profile");
+  s.profile_when = c.get_string("evaluator.kernelbench.profile_when");
+  s.ncu = c.get_string("evaluator.cuda.ncu");
+  s.diagnosis = cuda::FaultDiagnosis::from_config(c);
   s.time_compile = c.get_bool("evaluator.kernelbench.time_compile") || s.baseline == "compile";
   if (s.device != "cpu" && (s.device.empty() || s.device.find_first_not_of("0123456789") != std::string::npos))
     throw InputError(fmt::format("evaluator.kernelbench.device '{}' is neither a GPU index nor cpu", s.device));
@@ -250,6 +263,8 @@ KernelBenchEvaluator::KernelBenchEvaluator(Problem problem, KernelBenchSettings 
     private_extensions_ = why.empty() && confinement_plan(true).mount_ns;
   }
   lease_harness_uid();
+  if (settings_.profile && settings_.device != "cpu")
+    deep_ = std::make_unique<cuda::DeepProfiles>(settings_.profile_when, candidates_.parent_path());
   if (settings_.warm) {
     std::vector<std::string> argv = {"env"};
     if (!settings_.cuda_arch.empty()) argv.push_back("TORCH_CUDA_ARCH_LIST=" + settings_.cuda_arch);
@@ -447,9 +462,8 @@ void KernelBenchEvaluator::lease_harness_uid() {
   harness_uid_.reset();
 }
 
-std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::string> argv) {
+std::vector<std::string> KernelBenchEvaluator::confined(std::vector<std::string> argv, std::string* why) const {
   SandboxLimits limits = harness_limits();
-  std::string why;
   // Its home and temporary files in its private /tmp; torch.compile's workers in its own process
   // (a worker pool would start sessions, which the filter refuses).
   // A candidate's process writes only in its scratch and where its extensions are staged
@@ -460,10 +474,16 @@ std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::
   std::vector<std::string> env = {"HOME=/tmp", "TMPDIR=/tmp", "USER=kmcts-harness", "LOGNAME=kmcts-harness",
                                   "TORCHINDUCTOR_COMPILE_THREADS=1", "KMCTS_CANDIDATE_WRITABLE=" + staged.string()};
   if (argv.size() > 1 && argv[0] == "env") argv.insert(argv.begin() + 1, env.begin(), env.end());
-  std::vector<std::string> out = confined_argv(limits, argv, &why);
-  confinement_ = why.empty() ? confinement_for(limits, geteuid()).description : "none (" + why + ")";
+  std::vector<std::string> out = confined_argv(limits, argv, why);
+  return why->empty() ? out : argv;
+}
+
+std::vector<std::string> KernelBenchEvaluator::confine_harness(std::vector<std::string> argv) {
+  std::string why;
+  std::vector<std::string> out = confined(std::move(argv), &why);
+  confinement_ = why.empty() ? confinement_for(harness_limits(), geteuid()).description : "none (" + why + ")";
   if (why.empty() && !harness_uid_note_.empty()) confinement_ += " (" + harness_uid_note_ + ")";
-  return why.empty() ? out : argv;
+  return out;
 }
 
 EvalResult KernelBenchEvaluator::result_of(const HarnessOutcome& run) const {
@@ -494,7 +514,72 @@ EvalResult KernelBenchEvaluator::result_of(const HarnessOutcome& run) const {
 
 EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
-  if (settings_.warm) return measure_warm(build);
+  EvalResult r = settings_.warm ? measure_warm(build) : measure_cold(build);
+  if (settings_.device == "cpu") return r;
+  try {
+    if (deep_ && r.ok() && deep_->wanted(r.speedup)) profile(build, r);
+    if (settings_.diagnosis.wanted(r)) diagnose(build, r);
+  } catch (const std::exception& e) {  // feedback only: never the verdict
+    r.details["feedback_error"] = e.what();
+  }
+  return r;
+}
+
+SandboxResult KernelBenchEvaluator::run_one_call(const BuildResult& build, const std::vector<std::string>& tool,
+                                                 const std::map<std::string, std::string>& extra_env,
+                                                 double timeout_s) const {
+  std::vector<std::string> argv = {"env"};
+  for (const auto& [name, value] : build_env(build.source_hash)) argv.push_back(name + "=" + value);
+  for (const auto& [name, value] : extra_env) argv.push_back(name + "=" + value);
+  argv.insert(argv.end(), tool.begin(), tool.end());
+  argv.insert(argv.end(), {settings_.python, (harness_.parent_path() / "one_call.py").string(), "--problem",
+                           problem_.raw.value("kernelbench_file", std::string()), "--candidate", build.artifact,
+                           "--device", settings_.device});
+  std::string why;
+  argv = confined(std::move(argv), &why);
+  SandboxLimits limits;
+  limits.timeout_s = timeout_s;
+  limits.max_output_bytes = 16u << 20;
+  return run_sandboxed(argv, limits, harness_.parent_path());
+}
+
+void KernelBenchEvaluator::profile(const BuildResult& build, EvalResult& r) const {
+  const std::string key = cuda::DeepProfiles::key(build.source_hash, seed_hash_, r.details.value("device", std::string()));
+  if (auto cached = deep_->cached(key)) {
+    r.details["hw_counters"] = std::move(*cached);
+    r.details["hw_counters_cached"] = true;
+    return;
+  }
+  const std::string metrics = cuda::counter_metric_list();
+  // One call between cudaProfilerStart and Stop (one_call.py): torch's start, the loads and the
+  // warm-up call are not profiled; a call of many kernels has its first 32 profiled.
+  const SandboxResult run = run_one_call(
+      build,
+      {cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--profile-from-start", "off", "--launch-count", "32",
+       "--metrics", metrics, "--target-processes", "all"},
+      {}, settings_.timeout_s);
+  r.details["profile_seconds"] = run.wall_seconds;
+  try {
+    if (!run.exited_cleanly())
+      throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
+    r.details["hw_counters"] = cuda::with_verdicts(cuda::parse_ncu_csv(run.out), Problem{}, cuda::Roofline{});
+    deep_->store(key, r.details["hw_counters"]);
+  } catch (const std::exception& e) {
+    std::string said = run.out + run.err;
+    if (said.size() > 2000) said = said.substr(said.size() - 2000);
+    r.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
+  }
+}
+
+void KernelBenchEvaluator::diagnose(const BuildResult& build, EvalResult& r) const {
+  // Without torch's caching allocator each tensor is an allocation of its own, so memcheck sees
+  // an access past a tensor's end (in a cached block it would land in memory torch owns).
+  const SandboxResult run = run_one_call(build, settings_.diagnosis.command(), {{"PYTORCH_NO_CUDA_MEMORY_CACHING", "1"}},
+                                         settings_.timeout_s);
+  cuda::add_fault(r, run.out + run.err, run.started, run.error, run.wall_seconds);
+}
+
+EvalResult KernelBenchEvaluator::measure_cold(const BuildResult& build) {
   std::vector<std::string> argv = {"env"};
   for (const auto& [name, value] : build_env(build.source_hash)) argv.push_back(name + "=" + value);
   argv.insert(argv.end(), {settings_.python, harness_.string()});
@@ -540,7 +625,8 @@ json KernelBenchEvaluator::describe() const {
           {"tolerance", settings_.tolerance}, {"baseline", settings_.baseline},
           {"trials", settings_.trials},   {"timeout_s", settings_.timeout_s},
           {"device", settings_.device},   {"prebuild", settings_.prebuild}, {"cuda_arch", settings_.cuda_arch},
-          {"fast_build", settings_.fast_build}};
+          {"fast_build", settings_.fast_build}, {"profile", settings_.profile},
+          {"profile_when", settings_.profile_when}, {"diagnose_faults", settings_.diagnosis.enabled}};
 }
 
 }  // namespace kmcts

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "hardware/confine.hpp"
+#include "hardware/cuda/deep_profile.hpp"
+#include "hardware/cuda/fault_diagnosis.hpp"
 #include "hardware/evaluator.hpp"
 #include "hardware/kernelbench/warm_harness.hpp"
 #include "hardware/sandbox.hpp"
@@ -43,6 +45,10 @@ struct KernelBenchSettings {
   double timeout_s = 900;          // a load_inline build alone can take a minute
   std::string cache_dir;           // candidates by content; "" = default_cache_dir()
   bool warm = true;                // warm harness processes (harness/serve.py) instead of one per candidate
+  bool profile = false;            // ncu counters of one call after an ok measurement (one_call.py)
+  std::string profile_when = "best";  // which ones: "best" (each new best) or "all"
+  std::string ncu;                 // evaluator.cuda.ncu: "" = found like nvcc
+  cuda::FaultDiagnosis diagnosis;  // compute-sanitizer after a memory fault (fault_diagnosis.hpp)
   static KernelBenchSettings from_config(const Config& c);
 };
 
@@ -71,6 +77,7 @@ class KernelBenchEvaluator : public Evaluator {
   std::filesystem::path candidates_;
   std::string seed_hash_;  // the seed (the reference, ModelNew a subclass of Model) is exempt from the screen's verdict
   std::unique_ptr<WarmHarness> warm_;  // null: one harness process per candidate
+  std::unique_ptr<cuda::DeepProfiles> deep_;  // evaluator.kernelbench.profile on a GPU
   std::string confinement_;  // what confines the harness and its candidate processes, or why nothing does
   // The harness gets a view of its own: the cache is read-only in it, and each candidate's
   // extensions are built (prebuild) and loaded (a copy the harness stages) at one path in a
@@ -105,6 +112,18 @@ class KernelBenchEvaluator : public Evaluator {
   /// mode) in one view with no network, no capabilities, the home hidden, the cache read-only
   /// (nothing on disk writable). Sets confinement_.
   std::vector<std::string> confine_harness(std::vector<std::string> argv);
+  /// confine_harness's argv without recording it (`why`: empty, or why nothing confines it,
+  /// and then `argv` itself).
+  std::vector<std::string> confined(std::vector<std::string> argv, std::string* why) const;
+  /// One call of the candidate (harness/one_call.py) under `tool` (ncu's or compute-sanitizer's
+  /// command), confined as the harness, with the candidate's extension environment and `env`.
+  SandboxResult run_one_call(const BuildResult& build, const std::vector<std::string>& tool,
+                             const std::map<std::string, std::string>& env, double timeout_s) const;
+  /// Nsight Compute's counters of one call, into details.hw_counters (or hw_counters_error).
+  void profile(const BuildResult& build, EvalResult& r) const;
+  /// The faulting call again under compute-sanitizer (fault_diagnosis.hpp).
+  void diagnose(const BuildResult& build, EvalResult& r) const;
+  EvalResult measure_cold(const BuildResult& build);
   /// The harness's view and limits (confine_harness), with its uid as far as decided.
   SandboxLimits harness_limits() const;
   /// Leases the harness's uid (see harness_uid_) and checks, through kmcts-confine, that under it

@@ -8,16 +8,7 @@ import subprocess
 import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.join(HERE, "..", "..")
-HARNESS = os.path.join(ROOT, "hardware", "kernelbench", "harness")
-FIXTURES = os.path.join(ROOT, "tests", "fixtures", "kernelbench")
-
-try:
-    import torch  # noqa: F401
-    HAVE_TORCH = True
-except ImportError:
-    HAVE_TORCH = False
+from harness_paths import FIXTURES, HARNESS, HAVE_TORCH, ROOT
 
 
 def faithful(candidate, *extra):

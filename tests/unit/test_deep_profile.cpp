@@ -65,9 +65,10 @@ TEST_CASE("deep profiles: 'best' profiles the first correct measurement and each
 TEST_CASE("deep profiles: cached by source, GPU and metric list; a torn file is profiled again") {
   const auto dir = test::fresh_dir("deep-profile-cache");
   DeepProfiles profiles("best", dir);
-  const std::string key = DeepProfiles::key("abc", "NVIDIA H200");
-  CHECK(key != DeepProfiles::key("abd", "NVIDIA H200"));
-  CHECK(key != DeepProfiles::key("abc", "NVIDIA H100 80GB HBM3"));
+  const std::string key = DeepProfiles::key("abc", "p1", "NVIDIA H200");
+  CHECK(key != DeepProfiles::key("abd", "p1", "NVIDIA H200"));
+  CHECK(key != DeepProfiles::key("abc", "p2", "NVIDIA H200"));
+  CHECK(key != DeepProfiles::key("abc", "p1", "NVIDIA H100 80GB HBM3"));
   CHECK_FALSE(profiles.cached(key));
   const json counters = {{"kernels", json::array({{{"name", "k"}, {"dram_throughput_pct", 81.5}}})}};
   profiles.store(key, counters);

@@ -163,3 +163,24 @@ TEST_CASE("error summary: kinds, excerpts and limits") {
   CHECK(s.size() <= 1000 + 6);
   CHECK(has(s, "crash: killed by SIGSEGV"));
 }
+
+TEST_CASE("error summary: compute-sanitizer's diagnosis names the kernel, thread and address, and the line") {
+  Case c = corpus_case("h200_cuda_illegal_address");
+  c.result.details["fault"] = {{"tool", "compute-sanitizer memcheck"},
+                               {"error", "Invalid __global__ write of size 4 bytes"},
+                               {"kernel", "silu_mul_oob(const float *, const float *, float *, long long)"},
+                               {"at", "/tmp/kmcts-cuda-1/kernel.cu:9"},
+                               {"thread", "(0,0,0)"},
+                               {"block", "(0,0,0)"},
+                               {"address", "Address 0x7f1000000000 is out of bounds"}};
+  const std::string s = summarize_failure(c.result, c.source);
+  CHECK(has(s, "Fault (compute-sanitizer memcheck): Invalid __global__ write of size 4 bytes\n  in kernel silu_mul_oob("));
+  CHECK(has(s, "by thread (0,0,0) of block (0,0,0)\n  Address 0x7f1000000000 is out of bounds"));
+  CHECK(has(s, "The line:\n"));
+  CHECK(has(s, ">    9 |"));
+  // A KernelBench fault's line is of the extension's generated source, not the candidate's: no excerpt.
+  Case kb = corpus_case("h200_kb_illegal_address");
+  kb.result.details["fault"] = c.result.details["fault"];
+  kb.result.details["fault"]["at"] = "+0x90";
+  CHECK_FALSE(has(summarize_failure(kb.result, kb.source), "The line:"));
+}

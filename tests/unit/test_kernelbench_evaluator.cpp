@@ -270,3 +270,52 @@ TEST_CASE("kernelbench results: a speedup KernelBench flags as excessive says so
   CHECK(r.details["excessive_speedup"] == true);
   CHECK(r.message.find("possible reward hack") != std::string::npos);
 }
+
+TEST_CASE("kernelbench evaluator: ncu's counters of the best measurements, and memcheck's diagnosis of a fault") {
+  // ncu and compute-sanitizer are stood in for by tests/fixtures/kernelbench/fake_gpu_tool.sh
+  // (their outputs as on the H200), the harness by fake_python.sh.
+  const std::string tool = (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_gpu_tool.sh").string();
+  Config config;
+  config.set_value("evaluator.kernelbench.python",
+                   (fs::path(KMCTS_SOURCE_DIR) / "tests" / "fixtures" / "kernelbench" / "fake_python.sh").string(), "test");
+  config.set_value("evaluator.cache_dir", kmcts::test::fresh_dir("kb-feedback").string(), "test");
+  config.set_value("evaluator.kernelbench.profile", true, "test");
+  config.set_value("evaluator.cuda.ncu", tool, "test");
+  config.set_value("evaluator.compute_sanitizer", tool, "test");
+  KernelBenchEvaluator evaluator(load_problem(kProblems / "level1" / "1_relu.py"), KernelBenchSettings::from_config(config));
+  auto reply = [](double candidate_ms) {
+    json line = harness_line(true);
+    line["device"] = "NVIDIA H200";
+    line["runtime_ms"]["candidate"] = {{"mean", candidate_ms}, {"times_ms", {candidate_ms, candidate_ms}}};
+    return line.dump();
+  };
+
+  const EvalResult first = evaluator.evaluate("# reply: " + reply(0.02) + "\nclass ModelNew: pass\n");
+  REQUIRE(first.verdict == Verdict::ok);
+  REQUIRE(first.details.contains("hw_counters"));
+  const json& kernel = first.details["hw_counters"]["kernels"][0];
+  CHECK(kernel["name"] == "relu_kernel(const float *, float *, long)");
+  CHECK(kernel["dram_throughput_pct"] == doctest::Approx(88.5));
+  CHECK(kernel["bottleneck_kind"] == "memory-bound");
+  CHECK(first.details.contains("profile_seconds"));
+  // Slower than the best so far: not profiled ("best").
+  const EvalResult slower = evaluator.evaluate("# reply: " + reply(0.04) + "\nclass ModelNew: pass  # slower\n");
+  CHECK(slower.verdict == Verdict::ok);
+  CHECK_FALSE(slower.details.contains("hw_counters"));
+
+  // A fault: the call again under memcheck names the kernel, thread and address.
+  json fault = {{"mode", "hardened"}, {"compiled", true},
+                {"error", "RuntimeError: CUDA error: an illegal memory access was encountered"}};
+  const EvalResult crashed = evaluator.evaluate("# reply: " + fault.dump() + "\n");
+  REQUIRE(crashed.verdict == Verdict::crash);
+  REQUIRE(crashed.details.contains("fault"));
+  CHECK(crashed.details["fault"]["kernel"] == "relu_kernel(const float *, float *, long)");
+  CHECK(crashed.details["fault"]["thread"] == "(1,0,0)");
+  CHECK(crashed.message.find("; compute-sanitizer: Invalid __global__ write of size 4 bytes in relu_kernel") !=
+        std::string::npos);
+  // A crash that is no memory fault is not diagnosed.
+  fault["error"] = "RuntimeError: shape mismatch";
+  const EvalResult other = evaluator.evaluate("# reply: " + fault.dump() + "\n");
+  CHECK(other.verdict == Verdict::crash);
+  CHECK_FALSE(other.details.contains("diagnosis_seconds"));
+}
