@@ -34,6 +34,12 @@ KMCTS_OPTION("search.refine_discount", Double, 0.9, 0.5, 1.0,
 KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
              "search.refine=bandit: successes the refine arm is credited with before any outcome (decayed like the "
              "others): 0 = even odds at the start; higher starts the search greedier, until refinement stops paying.")
+KMCTS_OPTION("search.reroot_depth", Int, 0, 0, 1000000,
+             "Re-rooting for deep lineages: once the best measured node lies more than this many levels below where "
+             "descents start, descents (and the backups of their jobs) start at its ancestor half as many levels up, "
+             "and follow each later best the same way; the statistics above stay as they were. A descent's and a "
+             "backup's cost is then bounded by this depth, not the lineage's (thousands deep at 10^5 evaluations); "
+             "the refinement arm still picks from every measured node. 0 = every descent starts at the seed.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -56,6 +62,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.refine_bandit = c.get_string("search.refine") == "bandit";
   p.refine_discount = c.get_double("search.refine_discount");
   p.refine_prior = c.get_double("search.refine_prior");
+  p.reroot_depth = static_cast<int>(c.get_int("search.reroot_depth"));
   return p;
 }
 
@@ -184,7 +191,7 @@ std::optional<Selection> MctsStrategy::next_chain_step(VariantGraph& graph) {
 }
 
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
-  if (auto repair = ledger_.start_debug(graph)) return repair;
+  if (auto repair = ledger_.start_debug(graph, search_root_)) return repair;
   if (auto step = next_chain_step(graph)) return step;
   if (graph.size() == 0) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
@@ -199,12 +206,17 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // starts again from the root. Each such node reaches a cycle, so its memo is what is read.
   std::vector<int> dead_ends;
   auto on_path = [this](int n) { return memo_entry(n).on_path; };  // O(1): stamped as the path grows
+  int top = search_root_;  // the seed, or where re-rooting moved the descents (search.reroot_depth)
   for (bool found = false; !found;) {
     ++epoch_;
     for (int d : dead_ends) memo(d) = 3;
-    if (!selectable(graph, 0)) return std::nullopt;
+    if (!selectable(graph, top)) {
+      if (top == 0) return std::nullopt;
+      top = 0;  // nothing left to select below it: the whole tree again
+      continue;
+    }
     path.clear();
-    int node = 0;
+    int node = top;
     while (true) {
       path.push_back(node);
       memo_entry(node).on_path = true;
@@ -236,6 +248,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     }
   }
   ++selections_;
+  follow(graph, path.back());
   Selection selection = ledger_.start_expand(std::move(path));
   refresh(graph, selection.node);  // one more expansion in flight there
   if (bandit_) arm_of_.emplace(selection.node, RefineBandit::descend);
@@ -248,7 +261,8 @@ std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, Coun
     const int node = -incumbents_.top().second;
     if (has_capacity(graph, node)) {
       ++selections_;
-      Selection selection = ledger_.start_expand(graph.tree_path(node));
+      follow(graph, node);
+      Selection selection = ledger_.start_expand(graph.tree_path(node, search_root_));
       refresh(graph, selection.node);
       arm_of_.emplace(node, RefineBandit::refine);
       return selection;
@@ -261,16 +275,43 @@ std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, Coun
 }
 
 void MctsStrategy::note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward) {
-  if (!bandit_) return;
-  if (s.kind == Selection::Kind::expand && s.node >= 0)
+  if (bandit_ && s.kind == Selection::Kind::expand && s.node >= 0)
     if (auto at = arm_of_.find(s.node); at != arm_of_.end()) {
       bandit_->update(at->second, reward && (!best_reward_ || *reward > *best_reward_));
       arm_of_.erase(at);
     }
   if (reward && graph.node(node).status == NodeStatus::ok) {
-    incumbents_.emplace(*reward, -node);  // ties: the older node first
-    if (!best_reward_ || *reward > *best_reward_) best_reward_ = *reward;
+    if (bandit_) incumbents_.emplace(*reward, -node);  // ties: the older node first
+    if (!best_reward_ || *reward > *best_reward_) {
+      best_reward_ = *reward;
+      follow(graph, node);
+    }
   }
+}
+
+int MctsStrategy::depth_of(const VariantGraph& graph, int node) const {
+  if (depth_.size() <= static_cast<size_t>(node)) depth_.resize(static_cast<size_t>(node) + 1 + depth_.size() / 2, -1);
+  std::vector<int> unknown;  // up to the first ancestor whose depth is known, or the root
+  int n = node;
+  while (n >= 0 && depth_[static_cast<size_t>(n)] < 0) unknown.push_back(n), n = graph.tree_parent(n);
+  int depth = n < 0 ? -1 : depth_[static_cast<size_t>(n)];
+  for (auto it = unknown.rbegin(); it != unknown.rend(); ++it) depth_[static_cast<size_t>(*it)] = ++depth;
+  return depth_[static_cast<size_t>(node)];
+}
+
+void MctsStrategy::follow(const VariantGraph& graph, int node) {
+  const int limit = parts_.reroot_depth;
+  if (limit <= 0) return;
+  const int depth = depth_of(graph, node), below = depth - depth_of(graph, search_root_);
+  if (below >= 0 && below <= limit) {  // near enough below the descents' start, if below it at all
+    int up = node;
+    for (int k = 0; k < below; ++k) up = graph.tree_parent(up);
+    if (up == search_root_) return;
+  }
+  int up = node;  // its ancestor half the limit up (the seed for a shallow node elsewhere)
+  for (int k = 0; k < limit / 2 && up != 0; ++k) up = graph.tree_parent(up);
+  if (depth <= limit / 2) up = 0;
+  search_root_ = up;
 }
 
 void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const { recompute(graph, path, false); }

@@ -41,6 +41,7 @@ class MctsStrategy final : public LedgerStrategy {
     bool refine_bandit = false;      // search.refine=bandit: refine the incumbent or descend, by a bandit
     double refine_discount = 0.9;    // search.refine_discount
     double refine_prior = 0;         // search.refine_prior
+    int reroot_depth = 0;            // search.reroot_depth (0 = descents start at the seed)
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
@@ -96,6 +97,12 @@ class MctsStrategy final : public LedgerStrategy {
   /// The bandit's bookkeeping of an expansion's outcome (a new node's reward, or none: a
   /// transposition), and the incumbents' queue.
   void note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward);
+  /// search.reroot_depth: moves where descents start to `node`'s ancestor half the limit up when
+  /// `node` (about to be expanded, or a new best) lies deeper than the limit below it, or not
+  /// below it at all.
+  void follow(const VariantGraph& graph, int node);
+  /// `node`'s depth along first parents (memoised: O(1) amortised).
+  int depth_of(const VariantGraph& graph, int node) const;
 
   CommonStrategySettings settings_;
   Parts parts_;
@@ -113,6 +120,10 @@ class MctsStrategy final : public LedgerStrategy {
   std::priority_queue<std::pair<double, int>> incumbents_;
   std::optional<double> best_reward_;
   std::unordered_multimap<int, RefineBandit::Arm> arm_of_;
+  // search.reroot_depth: where descents start (the seed until the best lies deep below it), and
+  // each node's depth along first parents (-1: not yet asked).
+  int search_root_ = 0;
+  mutable std::vector<int> depth_;
   // selectable()'s memo, and whether the node is on the descent's path, valid for the entries
   // stamped with the current descent's epoch (a deep tree's path is long: a linear search of it
   // per child cost O(depth^2) per descent).

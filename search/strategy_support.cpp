@@ -30,13 +30,13 @@ void JobLedger::finish(const Selection& s) {
   for (int n : s.path) pending_visits_.at(n)--;
 }
 
-std::optional<Selection> JobLedger::start_debug(VariantGraph& graph) {
+std::optional<Selection> JobLedger::start_debug(VariantGraph& graph, int top) {
   if (debug_queue_.empty()) return std::nullopt;
   Selection s;
   s.kind = Selection::Kind::debug;
   s.node = debug_queue_.front();
   debug_queue_.pop_front();
-  s.path = graph.tree_path(s.node);  // root .. node along first parents (no per-node copy kept)
+  s.path = graph.tree_path(s.node, top);  // top (or root) .. node along first parents (no per-node copy kept)
   graph.node(s.node).debug_attempts++;
   start(s);
   return s;

@@ -46,7 +46,8 @@ class JobLedger {
   JobLedger(int max_debug_attempts, int max_expansion_attempts);
 
   /// The oldest failed variant waiting for a repair, as a started debug job; nullopt if none.
-  std::optional<Selection> start_debug(VariantGraph& graph);
+  /// `top`: where the selection's path starts, if the failed node lies below it (else the root).
+  std::optional<Selection> start_debug(VariantGraph& graph, int top = 0);
   /// Starts an expansion of path.back(); `path` is root .. node.
   Selection start_expand(std::vector<int> path);
 

@@ -124,9 +124,14 @@ bool VariantGraph::reaches(int from, int to) const {
   return false;
 }
 
-std::vector<int> VariantGraph::tree_path(int id) const {
+std::vector<int> VariantGraph::tree_path(int id) const { return tree_path(id, 0); }
+
+std::vector<int> VariantGraph::tree_path(int id, int top) const {
   std::vector<int> path;
-  for (int n = id; n != -1; n = tree_parent_.at(n)) path.push_back(n);
+  for (int n = id; n != -1; n = tree_parent_.at(n)) {
+    path.push_back(n);
+    if (n == top) break;
+  }
   std::reverse(path.begin(), path.end());
   return path;
 }

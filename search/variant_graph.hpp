@@ -86,6 +86,11 @@ class VariantGraph {
   bool reaches(int from, int to) const;
   /// Root -> id along each node's first (tree) parent edge; the tree edges form no cycle.
   std::vector<int> tree_path(int id) const;
+  /// tree_path() from `top` where `top` lies on it (a search rooted below the seed walks only
+  /// that far), else from the root.
+  std::vector<int> tree_path(int id, int top) const;
+  /// The first parent of `id` (the one it was made from), -1 for the root.
+  int tree_parent(int id) const { return tree_parent_.at(static_cast<size_t>(id)); }
   /// True if a cycle can be reached from `id` (it lies on one, or below one of its edges).
   /// Kept as edges are added, O(1) to ask: below a node where it is false the graph is a DAG,
   /// so a result computed from the children alone holds whatever the order of a traversal.

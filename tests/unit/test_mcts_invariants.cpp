@@ -54,8 +54,10 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
 // Every 7th agent call fails (every 14th: the node is exhausted).
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
                                     bool keep_selectability = true, int sources = 30, int chain_length = 0,
-                                    const char* expansion = "first_open", const char* refine = "off") {
+                                    const char* expansion = "first_open", const char* refine = "off",
+                                    int reroot_depth = 0) {
   Config c;
+  c.set_value("search.reroot_depth", reroot_depth, "test");
   c.set(std::string("search.refine=") + refine);
   c.set_value("search.chain_length", chain_length, "test");
   c.set(std::string("search.expansion=") + expansion);
@@ -166,10 +168,12 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
         for (const char* widening : {"fixed", "progressive"})
-          for (int variant : {0, 1, 2, 3}) {  // as is; chains of 3; adaptive expansion; the refinement bandit
+          for (int variant : {0, 1, 2, 3, 4}) {  // as is; chains of 3; adaptive expansion; the refinement
+                                                  // bandit; the bandit with descents re-rooted 2 levels deep
             const int chain_length = variant == 1 ? 3 : 0;
             const char* expansion = variant == 2 ? "adaptive" : "first_open";
-            const char* refine = variant == 3 ? "bandit" : "off";
+            const char* refine = variant >= 3 ? "bandit" : "off";
+            const int reroot_depth = variant == 4 ? 2 : 0;
             CAPTURE(policy);
             CAPTURE(pending);
             CAPTURE(backup);
@@ -177,7 +181,8 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
             CAPTURE(chain_length);
             CAPTURE(expansion);
             CAPTURE(refine);
-            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine);
+            CAPTURE(reroot_depth);
+            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine, reroot_depth);
           }
 }
 
@@ -335,6 +340,36 @@ TEST_CASE("mcts: a child that improves on its node is expanded next, up to searc
   (void)a0;
   (void)c1;
   (void)e;
+}
+
+TEST_CASE("mcts: search.reroot_depth starts descents below a deep lineage, and changes nothing above that depth") {
+  // One child per node: every selection expands the lineage's leaf, one level deeper each time.
+  auto lineage = [](int reroot_depth, int length) {
+    Config c = classic();
+    c.set("search.branching=1");
+    c.set_value("search.reroot_depth", reroot_depth, "test");
+    HandDriven h(c);
+    std::vector<Selection> selections;
+    for (int k = 0; k < length; ++k) {
+      Selection s = *h.m.next(h.g);
+      selections.push_back(s);
+      h.add(s, "n" + std::to_string(k), 0.1 * k);
+    }
+    return std::make_pair(selections, h.g.node(0).visits);
+  };
+  auto [plain, plain_root_visits] = lineage(0, 12);
+  auto [rerooted, rerooted_root_visits] = lineage(4, 12);
+  for (size_t k = 0; k < plain.size(); ++k) {
+    CAPTURE(k);
+    CHECK(plain[k].node == rerooted[k].node);  // the same nodes expanded
+    CHECK(plain[k].path.front() == 0);
+    CHECK(plain[k].path.size() == k + 1);      // the whole lineage walked
+    if (k <= 4) CHECK(rerooted[k].path == plain[k].path);  // within the limit: as without it
+    CHECK(rerooted[k].path.size() <= 5);       // beyond it: at most the limit's depth walked
+  }
+  CHECK(rerooted.back().path.front() != 0);
+  CHECK(plain_root_visits == 13);
+  CHECK(rerooted_root_visits < plain_root_visits);  // statistics above the start stay as they were
 }
 
 TEST_CASE("mcts: a repair is reached through the failed variant it repairs") {
