@@ -36,7 +36,9 @@ bool FaultDiagnosis::wanted(const EvalResult& r) const {
   static constexpr std::array kFaults = {"illegal memory access", "illegal address", "global/shared address space",
                                          "misaligned address", "unspecified launch failure", "invalid program counter",
                                          "illegal instruction", "hardware stack error", "out of range address"};
-  std::string text = r.message + "\n" + r.details.value("cuda_error", std::string());
+  std::string text = r.message;
+  if (r.details.is_object() && r.details.contains("cuda_error") && r.details["cuda_error"].is_string())
+    text += "\n" + r.details["cuda_error"].get<std::string>();
   std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   return std::any_of(kFaults.begin(), kFaults.end(), [&](const char* f) { return text.find(f) != std::string::npos; });
 }

@@ -27,6 +27,7 @@ TEST_CASE("fault diagnosis: memory faults on the GPU are diagnosed, other failur
   CHECK(d.wanted(crash("crash: RuntimeError: CUDA error: an illegal memory access was encountered")));
   CHECK(d.wanted(crash("crash: the worker died", {{"cuda_error", "cudaMemcpy: misaligned address"}})));
   CHECK_FALSE(d.wanted(crash("crash: the kernel host died with SIGSEGV")));
+  CHECK_FALSE(d.wanted(crash("crash: the worker died", {{"cuda_error", 700}})));  // not text: read as none
   CHECK_FALSE(d.wanted(crash("crash: RuntimeError: CUDA out of memory")));
   EvalResult wrong = crash("wrong answer: an illegal memory access was encountered");
   wrong.verdict = Verdict::wrong_answer;
