@@ -264,7 +264,7 @@ std::string fault_summary(const json& details, const std::string& source) {
   if (!field("thread").empty()) out += "\n  by thread " + field("thread") + " of block " + field("block");
   if (!field("address").empty()) out += "\n  " + field("address");
   out += "\n";
-  static const std::regex at_line(R"re(kernel\.cu:(\d+)$)re");
+  static const std::regex at_line(R"re(kernel\.cu:(\d{1,7})$)re");
   std::smatch m;
   const std::string at = field("at");
   if (std::regex_search(at, m, at_line))

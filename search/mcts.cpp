@@ -35,11 +35,12 @@ KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
              "search.refine=bandit: successes the refine arm is credited with before any outcome (decayed like the "
              "others): 0 = even odds at the start; higher starts the search greedier, until refinement stops paying.")
 KMCTS_OPTION("search.reroot_depth", Int, 0, 0, 1000000,
-             "Re-rooting for deep lineages: once the best measured node lies more than this many levels below where "
-             "descents start, descents (and the backups of their jobs) start at its ancestor half as many levels up, "
-             "and follow each later best the same way; the statistics above stay as they were. A descent's and a "
-             "backup's cost is then bounded by this depth, not the lineage's (thousands deep at 10^5 evaluations); "
-             "the refinement arm still picks from every measured node. 0 = every descent starts at the seed.")
+             "Re-rooting for deep lineages: once the node about to be expanded, or a new best, lies more than this many "
+             "levels below where descents start (or not below it at all), later descents (and the backups of their "
+             "jobs) start at its ancestor half as many levels up; the statistics above stay as they were. Most "
+             "descents and backups then walk about this depth, not the lineage's (thousands deep at 10^5 evaluations; "
+             "a descent falls back to the seed when nothing below its start can be selected); the refinement arm "
+             "still picks from every measured node. 0 = every descent starts at the seed.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 

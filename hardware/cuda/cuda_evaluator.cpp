@@ -215,7 +215,11 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
     result.details["confinement"] = with_host_files(run.confinement);
     result.run_seconds = run.wall_seconds;
     if (deep_ && result.ok() && deep_->wanted(result.speedup)) profile(folder, gpu.device(), build, result);
-    if (settings_.diagnosis.wanted(result)) diagnose(folder, gpu.device(), result);
+    if (settings_.diagnosis.wanted(result)) try {
+        diagnose(folder, gpu.device(), result);
+      } catch (const std::exception& e) {  // feedback only: the crash stays the verdict
+        result.details["fault_error"] = e.what();
+      }
     return result;
   } catch (const std::exception& e) {
     return failed_result(Verdict::infra_error, std::string("cuda evaluator: ") + e.what());
@@ -232,8 +236,8 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildR
   }
   const std::string job = folder.write_job("profile.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
   const std::string metrics = cuda::counter_metric_list();
-  SandboxLimits limits;
-  limits.timeout_s = settings_.timeout_s * 2;  // a profiler replays each kernel several times
+  // A profiler replays each kernel several times.
+  SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 2, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
   SandboxResult run = run_sandboxed({cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
                                      "--target-processes", "all", worker_.string(), job},
@@ -255,13 +259,14 @@ void CudaEvaluator::diagnose(const WorkerFolder& folder, int device, EvalResult&
   // The worker's one-call job (as ncu's): the candidate's call on the timing inputs, its kernel
   // host followed by the sanitizer, confined as the measurement was.
   const std::string job = folder.write_job("diagnose.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
-  SandboxLimits limits;
-  limits.timeout_s = settings_.timeout_s * 10;  // memcheck slows kernels by 10-100x; one call is run
+  // memcheck slows kernels by 10-100x; one call is run
+  SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 10, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
   std::vector<std::string> argv = settings_.diagnosis.command();
   argv.insert(argv.end(), {worker_.string(), job});
   const SandboxResult run = run_sandboxed(argv, limits, folder.dir());
   cuda::add_fault(result, run.out + run.err, run.started, run.error, run.wall_seconds);
+  result.details["diagnosis_confinement"] = with_host_files(run.confinement);
 }
 
 EvalResult cuda_result_from_worker(const SandboxResult& run, double timeout_s, const Problem& problem,

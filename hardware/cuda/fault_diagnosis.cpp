@@ -71,6 +71,9 @@ json parse_sanitizer_output(const std::string& output) {
   while (std::getline(in, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.rfind("=========", 0) != 0) continue;
+    // The candidate can write these lines too: std::regex recurses per character, so a line
+    // longer than any memcheck writes is cut before it is matched.
+    if (line.size() > 4000) line.resize(4000);
     const bool indented = line.rfind("=========     ", 0) == 0;
     const std::string body = trim(line.substr(9));
     if (!indented) {

@@ -4,7 +4,8 @@
 // or on the H200 "operation not supported on global/shared address space"), which names no
 // kernel. After such a crash the evaluator runs the candidate's call once more under
 // compute-sanitizer's memcheck (the CUDA worker's one-call job, or the KernelBench harness's
-// one_call.py), off the measurement path and confined as the measurement was, and keeps the
+// one_call.py, only where the harness has a view of its own), off the measurement path and
+// confined as the measurement was, and keeps the
 // first error it reports: the kind of access, the kernel, thread and block, and where the
 // address lies against the nearest allocation (details.fault, its wall time in
 // details.diagnosis_seconds). The Debugger's summary shows it.
@@ -28,8 +29,8 @@ struct FaultDiagnosis {
   static FaultDiagnosis from_config(const Config& config);
   /// Whether `r` is a crash of the kind memcheck can place (a memory fault on the GPU).
   bool wanted(const EvalResult& r) const;
-  /// The command prefix that runs a program under memcheck (the tool looked up now; throws
-  /// InputError when it cannot be found).
+  /// The command prefix that runs a program under memcheck (the tool looked up now; where it
+  /// is not found, its bare name, and the run then fails to start: details.fault_error).
   std::vector<std::string> command() const;
 };
 

@@ -516,6 +516,13 @@ EvalResult KernelBenchEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
   EvalResult r = settings_.warm ? measure_warm(build) : measure_cold(build);
   if (settings_.device == "cpu") return r;
+  const bool wanted = (deep_ && r.ok()) || settings_.diagnosis.wanted(r);
+  if (wanted && !private_extensions_) {
+    // one_call.py runs the candidate in the harness's own rights, without the guard its process
+    // takes in a measurement: only a view of its own (nothing on disk writable) makes that safe.
+    r.details["feedback_error"] = "no ncu profile or fault diagnosis: the harness has no view of its own here";
+    return r;
+  }
   try {
     if (deep_ && r.ok() && deep_->wanted(r.speedup)) profile(build, r);
     if (settings_.diagnosis.wanted(r)) diagnose(build, r);

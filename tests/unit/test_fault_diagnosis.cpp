@@ -72,6 +72,10 @@ TEST_CASE("fault diagnosis: memcheck's first error gives the kernel, thread, blo
     const json g = parse_sanitizer_output("========= Invalid __global__ write of size 4 bytes\n=========     at " +
                                           std::string(5000, 'k') + "\n");
     CHECK(g["kernel"].get<std::string>().size() == 300);
+    // A line of a megabyte (std::regex recurses per character) is cut before it is matched.
+    const json h = parse_sanitizer_output("========= Invalid __global__ write of size 4 bytes\n=========     at " +
+                                          std::string(1u << 20, 'k') + "+0x10\n");
+    CHECK(h["kernel"].get<std::string>().size() == 300);
   }
 }
 

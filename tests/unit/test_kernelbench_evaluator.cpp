@@ -292,6 +292,13 @@ TEST_CASE("kernelbench evaluator: ncu's counters of the best measurements, and m
 
   const EvalResult first = evaluator.evaluate("# reply: " + reply(0.02) + "\nclass ModelNew: pass\n");
   REQUIRE(first.verdict == Verdict::ok);
+  if (first.details.value("feedback_error", std::string()).find("no view of its own") != std::string::npos) {
+    // No mount namespace here: one_call.py would run the candidate with the harness's rights, so
+    // neither tool runs (and says so).
+    CHECK_FALSE(first.details.contains("hw_counters"));
+    MESSAGE("no private view for the harness here: the profile and the diagnosis are refused, as they must be");
+    return;
+  }
   REQUIRE(first.details.contains("hw_counters"));
   const json& kernel = first.details["hw_counters"]["kernels"][0];
   CHECK(kernel["name"] == "relu_kernel(const float *, float *, long)");
