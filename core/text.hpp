@@ -1,5 +1,7 @@
 #pragma once
 // Small text helpers for turning tool output into one-line messages.
+#include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,12 @@ inline std::vector<std::string> split_csv_line(const std::string& line) {
     else cells.back() += c;
   }
   return cells;
+}
+
+/// `text` with ASCII letters in lower case (header names, tags, error words).
+inline std::string to_lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
 }
 
 /// `text` without leading and trailing blanks (spaces, tabs, CR, LF).

@@ -108,8 +108,8 @@ void submit_agents(State& s, VariantGraph& g, Selection sel, int call, std::opti
                                       string_key(sel.kind == Selection::Kind::debug ? "debug" : "expand"));
   if (sel.kind == Selection::Kind::debug) {
     DebugContext ctx{&s.problem, s.view(g, sel.node), {}, g.node(sel.node).debug_attempts - 1, rng};
-    auto parents = g.tree_path(sel.node);
-    ctx.parent = s.view(g, parents.size() >= 2 ? parents[parents.size() - 2] : sel.node);
+    const int parent = g.tree_parent(sel.node);  // the node it was made from (itself for the seed)
+    ctx.parent = s.view(g, parent >= 0 ? parent : sel.node);
     s.agents.submit([&s, sel = std::move(sel), ctx = std::move(ctx)] {
       auto owned = std::make_unique<AgentDone>();
       AgentDone& done = *owned;

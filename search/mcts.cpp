@@ -290,20 +290,10 @@ void MctsStrategy::note_outcome(const VariantGraph& graph, const Selection& s, i
   }
 }
 
-int MctsStrategy::depth_of(const VariantGraph& graph, int node) const {
-  if (depth_.size() <= static_cast<size_t>(node)) depth_.resize(static_cast<size_t>(node) + 1 + depth_.size() / 2, -1);
-  std::vector<int> unknown;  // up to the first ancestor whose depth is known, or the root
-  int n = node;
-  while (n >= 0 && depth_[static_cast<size_t>(n)] < 0) unknown.push_back(n), n = graph.tree_parent(n);
-  int depth = n < 0 ? -1 : depth_[static_cast<size_t>(n)];
-  for (auto it = unknown.rbegin(); it != unknown.rend(); ++it) depth_[static_cast<size_t>(*it)] = ++depth;
-  return depth_[static_cast<size_t>(node)];
-}
-
 void MctsStrategy::follow(const VariantGraph& graph, int node) {
   const int limit = parts_.reroot_depth;
   if (limit <= 0) return;
-  const int depth = depth_of(graph, node), below = depth - depth_of(graph, search_root_);
+  const int depth = graph.node(node).depth, below = depth - graph.node(search_root_).depth;
   if (below >= 0 && below <= limit) {  // near enough below the descents' start, if below it at all
     int up = node;
     for (int k = 0; k < below; ++k) up = graph.tree_parent(up);

@@ -101,8 +101,6 @@ class MctsStrategy final : public LedgerStrategy {
   /// `node` (about to be expanded, or a new best) lies deeper than the limit below it, or not
   /// below it at all.
   void follow(const VariantGraph& graph, int node);
-  /// `node`'s depth along first parents (memoised: O(1) amortised).
-  int depth_of(const VariantGraph& graph, int node) const;
 
   CommonStrategySettings settings_;
   Parts parts_;
@@ -120,10 +118,8 @@ class MctsStrategy final : public LedgerStrategy {
   std::priority_queue<std::pair<double, int>> incumbents_;
   std::optional<double> best_reward_;
   std::unordered_multimap<int, RefineBandit::Arm> arm_of_;
-  // search.reroot_depth: where descents start (the seed until the best lies deep below it), and
-  // each node's depth along first parents (-1: not yet asked).
+  // search.reroot_depth: where descents start (the seed until a lineage runs deep below it).
   int search_root_ = 0;
-  mutable std::vector<int> depth_;
   // selectable()'s memo, and whether the node is on the descent's path, valid for the entries
   // stamped with the current descent's epoch (a deep tree's path is long: a linear search of it
   // per child cost O(depth^2) per descent).

@@ -11,6 +11,7 @@
 
 #include "core/clock.hpp"
 #include "core/error.hpp"
+#include "core/text.hpp"
 #include "hardware/worker_result.hpp"
 #include "search/detail/sqlite.hpp"
 #include "search/run_store.hpp"
@@ -117,7 +118,7 @@ std::string operator_signature(const Problem& problem) {
   size_t i = 0;
   while (i < op.size() && std::isdigit(static_cast<unsigned char>(op[i]))) ++i;
   if (i > 0 && i < op.size() && op[i] == '_') op = op.substr(i + 1);
-  std::transform(op.begin(), op.end(), op.begin(), [](unsigned char c) { return std::tolower(c); });
+  op = to_lower(op);
   double elements = 0;
   for (const TensorSpec& t : problem.inputs) elements += static_cast<double>(t.numel());
   return elements > 0 ? fmt::format("{}|2^{}", op, static_cast<int>(std::lround(std::log2(elements)))) : op + "|";

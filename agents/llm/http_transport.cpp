@@ -12,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text.hpp"
+
 namespace kmcts::llm {
 namespace {
 
@@ -49,7 +51,7 @@ size_t on_header(char* data, size_t size, size_t count, void* user) {
   size_t colon = line.find(':');
   if (colon != std::string::npos) {
     std::string name = line.substr(0, colon), value = line.substr(colon + 1);
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    name = to_lower(name);
     value.erase(0, value.find_first_not_of(" \t"));
     while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.pop_back();
     static_cast<Transfer*>(user)->response.headers[name] = value;

@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "core/text.hpp"
 
 namespace kmcts::llm {
 
@@ -161,9 +162,7 @@ struct MockLlmServer::Impl {
       key = required_key;
       last_headers.clear();
       for (const auto& field : request) {
-        std::string name(field.name_string());
-        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        last_headers[name] = std::string(field.value());
+        last_headers[to_lower(std::string(field.name_string()))] = std::string(field.value());
       }
       last_body = request.body();
     }

@@ -8,14 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
+
 namespace kmcts::llm {
 
 namespace {
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
 
 std::string trim(const std::string& s) {
   size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
@@ -25,7 +23,7 @@ std::string trim(const std::string& s) {
 bool code_language(const std::string& tag, const std::string& kind) {
   static const std::set<std::string> kernel = {"", "c", "cc", "cpp", "c++", "cxx", "h", "hpp", "cuda", "cu"};
   static const std::set<std::string> python = {"", "python", "py", "python3"};
-  return (kind == "kernelbench" ? python : kernel).count(lower(trim(tag))) != 0;
+  return (kind == "kernelbench" ? python : kernel).count(to_lower(trim(tag))) != 0;
 }
 
 // The reply without a reasoning model's visible thinking (<think>...</think>, <thinking>...):
@@ -51,7 +49,7 @@ std::vector<std::pair<std::string, std::optional<double>>> json_plans(const std:
                                                                       const std::vector<CodeBlock>& blocks) {
   std::vector<std::string> sources;
   for (const auto& b : blocks)
-    if (lower(trim(b.language)) == "json") sources.push_back(b.code);
+    if (to_lower(trim(b.language)) == "json") sources.push_back(b.code);
   if (trim(reply).rfind('[', 0) == 0) sources.push_back(reply);
   std::vector<std::pair<std::string, std::optional<double>>> out;
   for (const auto& source : sources) {
@@ -240,7 +238,7 @@ std::vector<ParsedPlan> parse_plans(const std::string& raw_reply, int max_plans)
     }
     text = trim(without_bold(text));
     std::string key;
-    for (char c : lower(text))
+    for (char c : to_lower(text))
       if (!std::isspace(static_cast<unsigned char>(c))) key += c;
     if (text.empty() || !seen.insert(key).second) continue;
     plans.push_back({text, prior.value_or(0)});

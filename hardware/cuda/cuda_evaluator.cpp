@@ -229,11 +229,7 @@ EvalResult CudaEvaluator::measure(const BuildResult& build) {
 void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildResult& build, EvalResult& result) const {
   const std::string key = cuda::DeepProfiles::key(build.source_hash, sha256_hex(problem_.raw.dump()),
                                                   result.details.value("device", json::object()).value("name", ""));
-  if (auto cached = deep_->cached(key)) {
-    result.details["hw_counters"] = std::move(*cached);
-    result.details["hw_counters_cached"] = true;
-    return;
-  }
+  if (deep_->from_cache(result, key)) return;
   const std::string job = folder.write_job("profile.json", job_json(folder.reference(), folder.candidate(), device, "profile"));
   const std::string metrics = cuda::counter_metric_list();
   // A profiler replays each kernel several times.
@@ -242,17 +238,7 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildR
   SandboxResult run = run_sandboxed({cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
                                      "--target-processes", "all", worker_.string(), job},
                                     limits, folder.dir());
-  try {
-    if (!run.exited_cleanly())
-      throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
-    result.details["hw_counters"] = cuda::with_verdicts(cuda::parse_ncu_csv(run.out), problem_, peaks_for(settings_.peaks, result.details));
-    deep_->store(key, result.details["hw_counters"]);
-  } catch (const std::exception& e) {
-    std::string said = run.out + run.err;
-    if (said.size() > 2000) said.resize(2000);
-    result.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
-  }
-  result.details["profile_seconds"] = run.wall_seconds;
+  deep_->record(result, key, run, problem_, peaks_for(settings_.peaks, result.details));
 }
 
 void CudaEvaluator::diagnose(const WorkerFolder& folder, int device, EvalResult& result) const {

@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "core/hash.hpp"
+#include "core/text.hpp"
 #include "hardware/cuda/bottleneck.hpp"
 #include "hardware/cuda/hw_counters.hpp"
 
@@ -62,6 +63,29 @@ nlohmann::json with_verdicts(nlohmann::json counters, const Problem& problem, co
   const std::string position = roofline_position(problem.flops, problem.bytes, peaks.flops_per_s, peaks.bytes_per_s);
   if (!position.empty()) counters["roofline_position"] = position;
   return counters;
+}
+
+bool DeepProfiles::from_cache(EvalResult& r, const std::string& key) const {
+  auto profile = cached(key);
+  if (!profile) return false;
+  r.details["hw_counters"] = std::move(*profile);
+  r.details["hw_counters_cached"] = true;
+  return true;
+}
+
+void DeepProfiles::record(EvalResult& r, const std::string& key, const SandboxResult& run, const Problem& problem,
+                          const Roofline& peaks) const {
+  try {
+    if (!run.exited_cleanly())
+      throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
+    r.details["hw_counters"] = with_verdicts(parse_ncu_csv(run.out), problem, peaks);
+    store(key, r.details["hw_counters"]);
+  } catch (const std::exception& e) {
+    std::string said = run.out + run.err;
+    if (said.size() > 2000) said.resize(2000);
+    r.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
+  }
+  r.details["profile_seconds"] = run.wall_seconds;
 }
 
 }  // namespace kmcts::cuda

@@ -15,8 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/eval_result.hpp"
 #include "core/problem.hpp"
 #include "hardware/cuda/audit.hpp"
+#include "hardware/sandbox.hpp"
 
 namespace kmcts::cuda {
 
@@ -34,6 +36,14 @@ class DeepProfiles {
   std::optional<nlohmann::json> cached(const std::string& key) const;
   /// Writes atomically (a temporary file renamed); a failure to write is not an error.
   void store(const std::string& key, const nlohmann::json& counters) const;
+  /// The cached profile under `key` into r.details (hw_counters, hw_counters_cached = true);
+  /// false when there is none.
+  bool from_cache(EvalResult& r, const std::string& key) const;
+  /// An ncu run's outcome into r.details: hw_counters with the verdicts for `problem` and
+  /// `peaks` (and stored under `key`), or hw_counters_error with the start of what ncu said;
+  /// and its wall time, profile_seconds.
+  void record(EvalResult& r, const std::string& key, const SandboxResult& run, const Problem& problem,
+              const Roofline& peaks) const;
 
  private:
   bool all_;

@@ -39,7 +39,7 @@ bool FaultDiagnosis::wanted(const EvalResult& r) const {
   std::string text = r.message;
   if (r.details.is_object() && r.details.contains("cuda_error") && r.details["cuda_error"].is_string())
     text += "\n" + r.details["cuda_error"].get<std::string>();
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  text = to_lower(text);
   return std::any_of(kFaults.begin(), kFaults.end(), [&](const char* f) { return text.find(f) != std::string::npos; });
 }
 

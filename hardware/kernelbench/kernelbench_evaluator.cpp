@@ -552,11 +552,7 @@ SandboxResult KernelBenchEvaluator::run_one_call(const BuildResult& build, const
 
 void KernelBenchEvaluator::profile(const BuildResult& build, EvalResult& r) const {
   const std::string key = cuda::DeepProfiles::key(build.source_hash, seed_hash_, r.details.value("device", std::string()));
-  if (auto cached = deep_->cached(key)) {
-    r.details["hw_counters"] = std::move(*cached);
-    r.details["hw_counters_cached"] = true;
-    return;
-  }
+  if (deep_->from_cache(r, key)) return;
   const std::string metrics = cuda::counter_metric_list();
   // One call between cudaProfilerStart and Stop (one_call.py): torch's start, the loads and the
   // warm-up call are not profiled; a call of many kernels has its first 32 profiled.
@@ -565,17 +561,7 @@ void KernelBenchEvaluator::profile(const BuildResult& build, EvalResult& r) cons
       {cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--profile-from-start", "off", "--launch-count", "32",
        "--metrics", metrics, "--target-processes", "all"},
       {}, settings_.timeout_s);
-  r.details["profile_seconds"] = run.wall_seconds;
-  try {
-    if (!run.exited_cleanly())
-      throw std::runtime_error(run.started ? "ncu failed: " + first_line(run.err + run.out) : "cannot run ncu: " + run.error);
-    r.details["hw_counters"] = cuda::with_verdicts(cuda::parse_ncu_csv(run.out), Problem{}, cuda::Roofline{});
-    deep_->store(key, r.details["hw_counters"]);
-  } catch (const std::exception& e) {
-    std::string said = run.out + run.err;
-    if (said.size() > 2000) said = said.substr(said.size() - 2000);
-    r.details["hw_counters_error"] = std::string(e.what()) + "; ncu said: " + said;
-  }
+  deep_->record(r, key, run, Problem{}, cuda::Roofline{});
 }
 
 void KernelBenchEvaluator::diagnose(const BuildResult& build, EvalResult& r) const {
