@@ -34,7 +34,7 @@ KMCTS_OPTION("search.refine_discount", Double, 0.9, 0.5, 1.0,
 KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
              "search.refine=bandit: successes the refine arm is credited with before any outcome (decayed like the "
              "others): 0 = even odds at the start; higher starts the search greedier, until refinement stops paying.")
-KMCTS_OPTION("search.reroot_depth", Int, 0, 0, 1000000,
+KMCTS_OPTION("search.reroot_depth", Int, 64, 0, 1000000,
              "Re-rooting for deep lineages: once the node about to be expanded, or a new best, lies more than this many "
              "levels below where descents start (or not below it at all), later descents (and the backups of their "
              "jobs) start at its ancestor half as many levels up; the statistics above stay as they were. Most "

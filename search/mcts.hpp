@@ -41,7 +41,7 @@ class MctsStrategy final : public LedgerStrategy {
     bool refine_bandit = false;      // search.refine=bandit: refine the incumbent or descend, by a bandit
     double refine_discount = 0.9;    // search.refine_discount
     double refine_prior = 0;         // search.refine_prior
-    int reroot_depth = 0;            // search.reroot_depth (0 = descents start at the seed)
+    int reroot_depth = 64;           // search.reroot_depth (0 = descents start at the seed)
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
