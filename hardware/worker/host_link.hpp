@@ -57,6 +57,7 @@ class HostLink {
   /// HostFailure.
   nlohmann::json request(const nlohmann::json& r, const std::string& phase);
   bool candidate() const { return candidate_; }
+  pid_t pid() const { return pid_; }
   /// The host is stopped (SIGSTOP) from its ready line on, and runs only between a request and
   /// its reply: none of its threads can act while the other kernel is called or timed.
   [[noreturn]] void gone(const std::string& phase, const std::string& why);

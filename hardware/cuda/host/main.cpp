@@ -13,12 +13,17 @@
 //   {"op":"event","key":K}  -> {"event_ns":X}   (CUDA events on the launch stream, tracing paused)
 //   {"op":"pause"}          -> {"ok":true}      (tracing off for good)
 // A CUDA error in a call replies {"fault":MESSAGE} and ends the host (errors are sticky).
+// Built for HIP (KMCTS_HIP: kmcts-hip-host, loading kmcts_hip_kernel) there is no CUPTI: the
+// worker and its hosts run under rocprofv3, whose trace times each call afterwards inside the
+// window the worker itself records around the request (session.hpp); a call's sample here is
+// only provisional (the host's synchronised window, for the stopping rule).
 // The first reply says whether the kernel loaded: {"ready":true,"launch_stream":ID} or
 // {"load_error":MESSAGE}; any other failure {"error":MESSAGE}.
-#include <cuda_runtime.h>
+#include "hardware/cuda/worker/runtime.hpp"
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,7 +38,15 @@
 #include "hardware/cuda/cupti/activity_timer.hpp"
 #include "hardware/cuda/cupti/sample_json.hpp"
 #include "hardware/worker/host_serve.hpp"
+#ifdef KMCTS_HIP
+#include "kmcts_hip.h"
+#define KMCTS_KERNEL_SYMBOL "kmcts_hip_kernel"
+#define KMCTS_KERNEL_HEADER "kmcts_hip.h"
+#else
 #include "kmcts_cuda.h"
+#define KMCTS_KERNEL_SYMBOL "kmcts_cuda_kernel"
+#define KMCTS_KERNEL_HEADER "kmcts_cuda.h"
+#endif
 
 namespace {
 
@@ -43,7 +56,7 @@ using KernelFn = void (*)(const kmcts_tensor*, int32_t, kmcts_tensor*, int32_t, 
 void reply(const json& j) { kmcts::worker::send_reply(j); }
 [[noreturn]] void reply_and_exit(const json& j, int code) { kmcts::worker::send_reply_and_exit(j, code); }
 
-void check(cudaError_t e, const char* what) {
+void check(cudaError_t e, const std::string& what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
 }
 
@@ -62,26 +75,38 @@ struct Binding {
 class Host {
  public:
   Host(int device, const std::string& kernel, bool tracing) {
+#ifndef KMCTS_HIP
     if (tracing) timer_.emplace();  // before the context exists (activity_timer.hpp)
+#else
+    (void)tracing;  // rocprofv3 traces from outside, or a profiler does
+#endif
     check(cudaSetDevice(device), "cudaSetDevice");
-    check(cudaFree(nullptr), "creating the CUDA context");
+    check(cudaFree(nullptr), std::string("creating the ") + kmcts::worker::kGpuApi + " context");
+#ifndef KMCTS_HIP
     check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "zeroing the persisting L2 limit");
+#endif
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&start_), "cudaEventCreate");
     check(cudaEventCreate(&stop_), "cudaEventCreate");
     kmcts::worker::confine_kernel_host();  // every thread the runtime made so far, and later ones
-    fn_ = kmcts::worker::load_kernel<KernelFn>(kernel, "kmcts_cuda_kernel", "kmcts_cuda.h");
+    fn_ = kmcts::worker::load_kernel<KernelFn>(kernel, KMCTS_KERNEL_SYMBOL, KMCTS_KERNEL_HEADER);
   }
 
   json ready() const {
+#ifdef KMCTS_HIP
+    return {{"ready", true}, {"launch_stream", 0}};  // its queue is read from the trace
+#else
     return {{"ready", true}, {"launch_stream", timer_ ? kmcts::cuda::ActivityTimer::stream_id(stream_) : 0}};
+#endif
   }
 
   json serve(const json& request) {
     const std::string op = request.at("op").get<std::string>();
     if (op == "bind") return bind(request);
     if (op == "pause") {
+#ifndef KMCTS_HIP
       if (timer_) timer_->pause();
+#endif
       return {{"ok", true}};
     }
     Binding& b = bindings_.at(request.at("key").get<int>());
@@ -125,6 +150,20 @@ class Host {
   }
 
   json call(Binding& b) {
+#ifdef KMCTS_HIP
+    try {
+      check(cudaDeviceSynchronize(), "before the call");
+      const auto t0 = std::chrono::steady_clock::now();
+      launch(b);
+      check(cudaDeviceSynchronize(), "hipDeviceSynchronize");
+      kmcts::cuda::ActivitySample s;  // provisional: the window, until the trace is read
+      s.window_ns = s.union_ns = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+      return {{"sample", kmcts::cuda::sample_to_json(s)}, {"persisting_l2_limit", 0}, {"access_policy_bytes", 0}};
+    } catch (const std::exception& e) {
+      reply_and_exit({{"fault", e.what()}}, 3);
+    }
+#else
     try {
       check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
       kmcts::cuda::ActivitySample s;
@@ -145,6 +184,7 @@ class Host {
     } catch (const std::exception& e) {
       reply_and_exit({{"fault", e.what()}}, 3);
     }
+#endif
   }
 
   json event(Binding& b) {
@@ -162,7 +202,9 @@ class Host {
     }
   }
 
+#ifndef KMCTS_HIP
   std::optional<kmcts::cuda::ActivityTimer> timer_;
+#endif
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   KernelFn fn_ = nullptr;
@@ -185,16 +227,16 @@ int main(int argc, char** argv) {
     if (a == "--device" && i + 1 < argc) device = std::atoi(argv[++i]);
     else if (a == "--kernel" && i + 1 < argc) kernel = argv[++i];
     else if (a == "--no-tracing") tracing = false;
-    else reply_and_exit({{"error", "usage: kmcts-cuda-host --device N --kernel PATH [--no-tracing]"}}, 2);
+    else reply_and_exit({{"error", std::string("usage: ") + kmcts::worker::kHostBinary + " --device N --kernel PATH [--no-tracing]"}}, 2);
   }
-  if (device < 0 || kernel.empty()) reply_and_exit({{"error", "kmcts-cuda-host: --device and --kernel are required"}}, 2);
+  if (device < 0 || kernel.empty()) reply_and_exit({{"error", std::string(kmcts::worker::kHostBinary) + ": --device and --kernel are required"}}, 2);
   try {
     kmcts::worker::confine_host_files(kernel);  // one thread yet: every later one is held too
     Host host(device, kernel, tracing);
     reply(host.ready());
     while (auto line = kmcts::worker::next_request()) reply(host.serve(json::parse(*line)));
   } catch (const std::exception& e) {
-    reply_and_exit({{"error", std::string("kmcts-cuda-host: ") + e.what()}}, 3);
+    reply_and_exit({{"error", std::string(kmcts::worker::kHostBinary) + ": " + e.what()}}, 3);
   }
   std::fflush(nullptr);
   std::_Exit(0);  // a thread the candidate left behind dies with the process

@@ -34,7 +34,7 @@ DeviceArena::DeviceArena(size_t bytes) : id_(next_arena_id++), bytes_(bytes) {
   base_ = static_cast<char*>(p);
 }
 
-DeviceArena::~DeviceArena() { cudaFree(base_); }
+DeviceArena::~DeviceArena() { (void)cudaFree(base_); }
 
 std::string DeviceArena::ipc_handle() const {
   cudaIpcMemHandle_t h{};
@@ -80,7 +80,7 @@ DeviceTensors::DeviceTensors(const std::vector<TensorDesc>& descs, DeviceArena* 
 
 DeviceTensors::~DeviceTensors() {
   if (owned_)
-    for (void* p : buffers_) cudaFree(p);
+    for (void* p : buffers_) (void)cudaFree(p);
 }
 
 DeviceTensors::DeviceTensors(DeviceTensors&& other) noexcept
@@ -111,15 +111,20 @@ void DeviceTensors::read_elements(size_t i, int64_t offset, int64_t count, void*
 L2Flusher::L2Flusher(int device, size_t bytes) {
   int l2 = 0;
   cuda_check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
-  bytes_ = bytes ? bytes : std::max<size_t>(2 * static_cast<size_t>(l2), size_t{128} << 20);
+  // AMD's MI300X keeps a 256 MB Infinity Cache behind its L2s, which the reported L2 size
+  // leaves out: the HIP build evicts twice that.
+  const size_t floor = kHip ? size_t{512} << 20 : size_t{128} << 20;
+  bytes_ = bytes ? bytes : std::max<size_t>(2 * static_cast<size_t>(l2), floor);
   cuda_check(cudaMalloc(&buffer_, bytes_), "cudaMalloc of the L2 flush buffer");
 }
 
-L2Flusher::~L2Flusher() { cudaFree(buffer_); }
+L2Flusher::~L2Flusher() { (void)cudaFree(buffer_); }
 
 void L2Flusher::flush(cudaStream_t stream) {
   cuda_check(cudaMemsetAsync(buffer_, ++value_, bytes_, stream), "L2 flush");
+#ifndef KMCTS_HIP  // AMD GPUs have no persisting L2 lines
   cuda_check(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+#endif
 }
 
 // NVML's C API, declared here for the three calls used (nvml.h is not on every build host):

@@ -1,7 +1,7 @@
 #pragma once
 // Device-side helpers of the CUDA worker: checked CUDA calls, device copies of the host
 // tensor sets, the L2 flush, and the SM clock (NVML, loaded at run time where present).
-#include <cuda_runtime.h>
+#include "hardware/cuda/worker/runtime.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -89,11 +89,12 @@ class DeviceTensors {
   bool owned_ = true;
 };
 
-/// Evicts the L2 before a sample: a memset of max(2 x L2, 128 MiB) (REFERENCE.md), with a
-/// new byte value each time, and the persisting L2 lines reset.
+/// Evicts the L2 before a sample: a memset of max(2 x L2, 128 MiB) (REFERENCE.md; on HIP at
+/// least 512 MiB, for MI300X's Infinity Cache), with a new byte value each time, and the
+/// persisting L2 lines reset (CUDA).
 class L2Flusher {
  public:
-  /// `bytes` 0 = max(2 x the device's L2, 128 MiB).
+  /// `bytes` 0 = max(2 x the device's L2, 128 MiB), or 512 MiB on HIP.
   L2Flusher(int device, size_t bytes);
   ~L2Flusher();
   void flush(cudaStream_t stream);

@@ -47,7 +47,7 @@ __device__ bool poison_at(const void* p, bool f64, int64_t k) {
 // order, then the block merges the threads' summaries (merge is order-free).
 __global__ void compare_kernel(const void* expected, const void* got, bool f64, int64_t numel, double atol, double rtol,
                                OutputSummary* partials) {
-  __shared__ alignas(OutputSummary) unsigned char storage[kThreads * sizeof(OutputSummary)];
+  alignas(OutputSummary) __shared__ unsigned char storage[kThreads * sizeof(OutputSummary)];
   auto* sums = reinterpret_cast<OutputSummary*>(storage);
   const int64_t share = (numel + gridDim.x - 1) / gridDim.x;
   const int64_t begin = blockIdx.x * share;

@@ -3,7 +3,7 @@
 // poisoning, the comparison reduction and the input-modification scan, run on the device so
 // that no tensor crosses to the host. Plain types only: this header is shared by nvcc and the
 // host compiler. The namespace's name marks these kernels in CUPTI's records (gpu_checks.hpp).
-#include <cuda_runtime.h>
+#include "hardware/cuda/worker/runtime.hpp"
 
 #include <cstdint>
 

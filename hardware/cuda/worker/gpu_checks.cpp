@@ -17,11 +17,11 @@ GpuChecks::GpuChecks() {
 }
 
 GpuChecks::~GpuChecks() {
-  cudaFree(partials_);
-  cudaFreeHost(host_partials_);
-  cudaFree(first_);
-  cudaFreeHost(host_first_);
-  if (stream_) cudaStreamDestroy(stream_);
+  (void)cudaFree(partials_);
+  (void)cudaFreeHost(host_partials_);
+  (void)cudaFree(first_);
+  (void)cudaFreeHost(host_first_);
+  if (stream_) (void)cudaStreamDestroy(stream_);
 }
 
 void GpuChecks::fill(DeviceTensors& inputs, const std::vector<TensorDesc>& descs, uint64_t seed, uint64_t stream_key,

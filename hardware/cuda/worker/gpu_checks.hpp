@@ -6,7 +6,7 @@
 // microseconds, not the seconds of moving and scanning whole tensors on the CPU.
 // The kernels' names carry kmcts_gpu_checks::kKernelMarker; Session tells the CUPTI timer to
 // ignore them on this stream (they are not the candidate's stray work).
-#include <cuda_runtime.h>
+#include "hardware/cuda/worker/runtime.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -28,7 +28,7 @@ json tensors_json(const DeviceTensors& t) {
 }  // namespace
 
 KernelHost::KernelHost(bool candidate, const std::string& kernel, int device, bool tracing)
-    : link_(candidate, beside_self("kmcts-cuda-host"), host_args(device, kernel, tracing)) {}
+    : link_(candidate, beside_self(kHostBinary), host_args(device, kernel, tracing)) {}
 
 void KernelHost::wait_ready() {
   const json ready = link_.wait_ready();

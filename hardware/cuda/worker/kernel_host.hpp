@@ -25,6 +25,7 @@ class KernelHost {
 
   const std::string& load_error() const { return link_.load_error(); }
   uint32_t launch_stream() const { return launch_stream_; }
+  pid_t pid() const { return link_.pid(); }
   /// The key these tensors are bound under in the host, binding them (and mapping their
   /// arenas) at first use.
   int bind(const DeviceTensors& inputs, const DeviceTensors& outputs);

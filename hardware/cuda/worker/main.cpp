@@ -215,6 +215,7 @@ json run_job(const std::string& job_path) {
   result["candidate_kernels"] = session.candidate_kernels();
   result["kernel_tables"] = std::move(timing.kernel_tables);
   result["details"]["trace"] = session.last_trace();
+  if (kHip) result["windows"] = session.windows(), result["host_pids"] = session.host_pids();
   result["reference_samples_ns"] = std::move(timing.reference_ns);
   result["candidate_samples_ns"] = std::move(timing.candidate_ns);
   return result;
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
   nlohmann::json result;
   int code = 0;
   if (argc != 2) {
-    result = verdict("infra_error", "usage: kmcts-cuda-worker JOB.json"), code = 2;
+    result = verdict("infra_error", fmt::format("usage: {} JOB.json", kWorkerBinary)), code = 2;
   } else {
     try {
       result = run_job(argv[1]);
@@ -238,7 +239,7 @@ int main(int argc, char** argv) {
                        {{"rule", r.violation.rule}, {"phase", r.phase}, {"trace", r.trace}});
     } catch (const CallFault& f) {
       // Errors such as an illegal address are sticky: this process is done either way.
-      result = f.candidate ? verdict("crash", fmt::format("crash: CUDA error in the candidate ({}): {}", f.phase, f.what()),
+      result = f.candidate ? verdict("crash", fmt::format("crash: {} error in the candidate ({}): {}", kGpuApi, f.phase, f.what()),
                                      {{"phase", f.phase}, {"cuda_error", f.what()}})
                            : verdict("infra_error", fmt::format("the reference failed ({}): {}", f.phase, f.what()));
       code = 3;
@@ -249,7 +250,7 @@ int main(int argc, char** argv) {
     } catch (const LoadError& e) {
       result = verdict(e.candidate ? "compile_error" : "infra_error", e.what());
     } catch (const CudaFault& e) {
-      result = verdict("infra_error", std::string("worker: CUDA: ") + e.what()), code = 3;
+      result = verdict("infra_error", fmt::format("worker: {}: {}", kGpuApi, e.what())), code = 3;
     } catch (const std::bad_alloc&) {
       result = verdict("infra_error", "worker: out of host memory (raise evaluator.memory_mb?)");
     } catch (const std::exception& e) {

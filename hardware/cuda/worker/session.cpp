@@ -1,5 +1,7 @@
 #include "hardware/cuda/worker/session.hpp"
 
+#include <time.h>
+
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -20,6 +22,15 @@ std::string read_binary(const std::string& path) {
   std::ostringstream bytes;
   bytes << in.rdbuf();
   return bytes.str();
+}
+
+/// This process's clocks now (HIP windows: rocprofv3's timestamps are on one of them).
+std::pair<uint64_t, uint64_t> clocks_ns() {
+  timespec mono{}, boot{};
+  clock_gettime(CLOCK_MONOTONIC, &mono);
+  clock_gettime(CLOCK_BOOTTIME, &boot);
+  auto ns = [](const timespec& t) { return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec); };
+  return {ns(mono), ns(boot)};
 }
 
 int attribute(cudaDeviceAttr what, int device) {
@@ -50,12 +61,14 @@ Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan), tracing_(p
   if (plan.protocol != "profile") reference_ = std::make_unique<KernelHost>(false, job.reference, plan.device, tracing_);
   candidate_ = std::make_unique<KernelHost>(true, job.candidate, plan.device, tracing_);
   cuda_check(cudaSetDevice(plan.device), "cudaSetDevice(" + std::to_string(plan.device) + ")");
-  cuda_check(cudaFree(nullptr), "creating the CUDA context");
+  cuda_check(cudaFree(nullptr), std::string("creating the ") + kGpuApi + " context");
   size_t persisting_found = 0;
+#ifndef KMCTS_HIP  // AMD GPUs have no persisting L2 lines
   cudaDeviceGetLimit(&persisting_found, cudaLimitPersistingL2CacheSize);
   // Nothing may stay pinned in L2 between samples (REFERENCE.md): each host zeroes the limit
   // for its context, and any call that raises it again is rejected.
   cuda_check(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "zeroing the persisting L2 limit");
+#endif
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   checks_.emplace();
   cuda_check(cudaEventCreate(&start_), "cudaEventCreate");
@@ -86,13 +99,13 @@ Session::Session(const Job& job, const CudaPlan& plan) : plan_(plan), tracing_(p
              {"peak_bytes_per_s_estimate", 2.0 * memory_khz * 1e3 * bus_bits / 8},
              // 128 fp32 lanes per SM on sm_80+ (an upper bound elsewhere), one FMA = 2 flops.
              {"peak_fp32_flops_estimate", props.multiProcessorCount * 128.0 * 2 * sm_khz * 1e3},
-             {"kernel_hosts", "the reference and the candidate each run in a process of their own (kmcts-cuda-host)"}};
+             {"kernel_hosts", std::string("the reference and the candidate each run in a process of their own (") + kHostBinary + ")"}};
 }
 
 Session::~Session() {
-  if (start_) cudaEventDestroy(start_);
-  if (stop_) cudaEventDestroy(stop_);
-  if (stream_) cudaStreamDestroy(stream_);
+  if (start_) (void)cudaEventDestroy(start_);
+  if (stop_) (void)cudaEventDestroy(stop_);
+  if (stream_) (void)cudaStreamDestroy(stream_);
 }
 
 KernelHost& Session::host(bool candidate, const std::string& phase) {
@@ -122,8 +135,13 @@ cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTens
   cuda_check(cudaEventRecord(start_, stream_), "cudaEventRecord");
   cuda_check(cudaEventSynchronize(start_), "cudaEventSynchronize");
   const auto t0 = Clock::now();
+  const auto c0 = kHip ? clocks_ns() : std::pair<uint64_t, uint64_t>{};
   const json reply = ask(candidate, {{"op", "call"}, {"key", key}}, phase);
   const double wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+  if (kHip) {
+    const auto c1 = clocks_ns();
+    windows_.push_back({{"candidate", candidate}, {"phase", phase}, {"mono", {c0.first, c1.first}}, {"boot", {c0.second, c1.second}}});
+  }
   cuda_check(cudaEventRecord(stop_, stream_), "cudaEventRecord");
   cuda_check(cudaEventSynchronize(stop_), "cudaEventSynchronize");
   float gpu_ms = 0;
@@ -157,6 +175,13 @@ cuda::ActivitySample Session::call(bool candidate, DeviceTensors& in, DeviceTens
   return sample;
 }
 
+json Session::host_pids() const {
+  json pids = json::object();
+  if (reference_) pids["reference"] = reference_->pid();
+  pids["candidate"] = candidate_->pid();
+  return pids;
+}
+
 void Session::check_timing_bound() {
   if (auto breach = check_totals(timed_[0], timed_[1], policy_, &bound_record_))
     throw Rejected({"timing_bound", *breach}, "timing", last_trace_);
@@ -166,7 +191,12 @@ double Session::event_ns(bool candidate, DeviceTensors& in, DeviceTensors& out) 
   KernelHost& h = host(candidate, "events");
   const int key = h.bind(in, out);
   cuda_check(cudaDeviceSynchronize(), "before an event sample");
+  const auto c0 = kHip ? clocks_ns() : std::pair<uint64_t, uint64_t>{};
   const json reply = ask(candidate, {{"op", "event"}, {"key", key}}, "events");
+  if (kHip) {
+    const auto c1 = clocks_ns();
+    windows_.push_back({{"candidate", candidate}, {"phase", "events"}, {"mono", {c0.first, c1.first}}, {"boot", {c0.second, c1.second}}});
+  }
   if (!reply.contains("event_ns") || !reply["event_ns"].is_number())
     throw HostFailure(candidate, std::string("the ") + (candidate ? "candidate" : "reference") +
                                      "'s process sent a malformed reply (events)");

@@ -4,7 +4,7 @@
 // processes, never in this one. Calls go through here so each is spanned by this process's
 // clocks (wall, and a CUDA event pair on its stream), checked for CUDA errors and, for the
 // candidate, audited against the ABI's rules and held to the timing bound (hardware/worker/timing_bound.hpp).
-#include <cuda_runtime.h>
+#include "hardware/cuda/worker/runtime.hpp"
 
 #include <memory>
 #include <optional>
@@ -93,6 +93,14 @@ class Session {
   const std::set<std::string>& candidate_kernels() const { return candidate_kernels_; }
   /// The last audited candidate call's trace, with the launch stream's CUPTI id.
   const nlohmann::json& last_trace() const { return last_trace_; }
+  /// HIP only (empty on CUDA, where CUPTI times each call as it runs): every call's window as
+  /// this process spans it, in call order, on its monotonic and its boot clock, nanoseconds:
+  /// [{"candidate": B, "phase": P, "mono": [T0, T1], "boot": [T0, T1]}]. rocprofv3's trace of
+  /// the hosts is read against them after the run (hardware/hip/rocprof_trace.hpp): the
+  /// calls of phase "timing" of each side are its samples, in order.
+  const nlohmann::json& windows() const { return windows_; }
+  /// The hosts' process ids (rocprofv3 writes a trace per process): {"reference": P, "candidate": P}.
+  nlohmann::json host_pids() const;
 
  private:
   KernelHost& host(bool candidate, const std::string& phase);
@@ -106,6 +114,7 @@ class Session {
   std::optional<cuda::CandidateAudit> audit_;
   std::set<std::string> candidate_kernels_;
   nlohmann::json last_trace_;
+  nlohmann::json windows_ = nlohmann::json::array();
   nlohmann::json device_;
   cudaEvent_t start_ = nullptr, stop_ = nullptr;
   TimingBoundPolicy policy_;
