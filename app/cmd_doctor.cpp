@@ -22,11 +22,21 @@ Command add_doctor(CLI::App& root) {
     }
     bool cpu_ready = caps.front().available;
     fmt::print("\ncpu evaluator: {}\n", cpu_ready ? "ready" : "needs a host C++ compiler (c++)");
-    // HIP problems (problems/hip) compile with hipcc; nothing in this build runs them yet.
-    for (const auto& c : caps)
-      if (c.name == "hipcc")
-        fmt::print("hip problems:  {}; no hip evaluator in this build (README, \"AMD GPUs\")\n",
-                   c.available ? "compile with this hipcc" : "need hipcc to compile");
+    // HIP problems (problems/hip) need hipcc to build, rocprofv3 to time and an AMD GPU to run.
+    bool hipcc = false, rocprof = false, amd_gpu = false;
+    for (const auto& c : caps) {
+      if (c.name == "hipcc") hipcc = c.available;
+      if (c.name == "rocprofv3") rocprof = c.available;
+      if (c.name == "amd gpus") amd_gpu = c.available;
+    }
+    std::vector<std::string> needed;
+    for (const auto& [have, what] : {std::pair{hipcc, "hipcc"}, {rocprof, "rocprofv3"}, {amd_gpu, "an AMD GPU"}})
+      if (!have) needed.push_back(what);
+    std::string missing;
+    for (size_t i = 0; i < needed.size(); ++i)
+      missing += (i == 0 ? "" : i + 1 == needed.size() ? " and " : ", ") + needed[i];
+    fmt::print("hip evaluator: {} (README, \"AMD GPUs\")\n",
+               missing.empty() ? "ready" : (hipcc ? "HIP problems compile; to measure them it needs " : "needs ") + missing);
     return 0;
   };
 }

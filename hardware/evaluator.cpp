@@ -33,10 +33,6 @@ std::unique_ptr<Evaluator> make_local_evaluator(const Problem& problem, const Co
   set_confinement_max_processes(static_cast<uint64_t>(config.get_int("evaluator.max_processes")));
   std::string name = config.get_string("evaluator.name");
   if (name == "auto") name = problem.kind;
-  if (name == "hip" && !EvaluatorRegistry::instance().contains(name))
-    throw InputError(fmt::format("problem '{}' is of kind 'hip': this kmcts has no hip evaluator yet (HIP problems only "
-                                 "compile; README, \"AMD GPUs\")",
-                                 problem.name));
   return EvaluatorRegistry::instance().create("evaluator", name, problem, config);
 }
 

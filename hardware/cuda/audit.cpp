@@ -32,17 +32,17 @@ bool binary_defines(const std::string& binary, const std::string& kernel) {
   return !kernel.empty() && binary.find(kernel) != std::string::npos;
 }
 
-CandidateAudit::CandidateAudit(uint32_t launch_stream, std::string binary)
-    : launch_stream_(launch_stream), binary_(std::move(binary)) {}
+CandidateAudit::CandidateAudit(uint32_t launch_stream, std::string binary, std::string stream_word, std::string entry)
+    : launch_stream_(launch_stream), binary_(std::move(binary)), stream_word_(std::move(stream_word)), entry_(std::move(entry)) {}
 
 std::optional<Violation> CandidateAudit::check(const CallTrace& call) {
   std::set<uint32_t> others;
   for (uint32_t s : call.streams)
     if (s != launch_stream_) others.insert(s);
   if (!others.empty())
-    return Violation{"side_stream", fmt::format("work ran on stream(s) {} besides the launch stream {}: all work must "
-                                                "go on the stream passed to kmcts_cuda_kernel",
-                                                fmt::join(others, ", "), launch_stream_)};
+    return Violation{"side_stream", fmt::format("work ran on {0}(s) {1} besides the launch {0} {2}: all work must "
+                                                "go on the stream passed to {3}",
+                                                stream_word_, fmt::join(others, ", "), launch_stream_, entry_)};
   for (const auto& name : call.kernels) {
     auto [it, fresh] = defined_.try_emplace(name, false);
     if (fresh) it->second = binary_defines(binary_, name);

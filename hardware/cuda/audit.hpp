@@ -40,14 +40,17 @@ bool binary_defines(const std::string& binary, const std::string& kernel);
 class CandidateAudit {
  public:
   /// `launch_stream`: CUPTI's id of the stream the worker passes; `binary`: the bytes of
-  /// the candidate's shared object.
-  CandidateAudit(uint32_t launch_stream, std::string binary);
+  /// the candidate's shared object. HIP's audit (hardware/hip/rocprof_timing.hpp) passes the
+  /// queue its calls ran on, "queue" and its entry point, for the messages.
+  CandidateAudit(uint32_t launch_stream, std::string binary, std::string stream_word = "stream",
+                 std::string entry = "kmcts_cuda_kernel");
   /// The first rule `call` breaks, if any.
   std::optional<Violation> check(const CallTrace& call);
 
  private:
   uint32_t launch_stream_;
   std::string binary_;
+  std::string stream_word_, entry_;
   std::map<std::string, bool> defined_;  // memo: name -> binary_defines
 };
 

@@ -137,6 +137,25 @@ HostLink::~HostLink() {
   }
 }
 
+std::string HostLink::finish(double timeout_s) {
+  if (pid_ <= 0) return "not running";
+  if (to_host_ >= 0) close(to_host_), to_host_ = -1;  // its next_request() sees the end
+  signal_host(SIGCONT);
+  int status = 0;
+  for (double waited = 0; waited < timeout_s; waited += 0.01) {
+    const pid_t done = waitpid(pid_, &status, WNOHANG);
+    if (done == pid_) {
+      pid_ = -1;
+      return describe_status(status);
+    }
+    usleep(10000);
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return fmt::format("killed after {:.0f} s: it did not exit", timeout_s);
+}
+
 void HostLink::gone(const std::string& phase, const std::string& why) {
   std::string how = why, signal;
   if (pid_ > 0) {

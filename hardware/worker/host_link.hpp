@@ -58,6 +58,9 @@ class HostLink {
   nlohmann::json request(const nlohmann::json& r, const std::string& phase);
   bool candidate() const { return candidate_; }
   pid_t pid() const { return pid_; }
+  /// Ends the host in order: it runs again, reads the end of its requests and exits, within
+  /// `timeout_s` (else it is killed). Returns how it ended ("exited 0", "killed: ...").
+  std::string finish(double timeout_s);
   /// The host is stopped (SIGSTOP) from its ready line on, and runs only between a request and
   /// its reply: none of its threads can act while the other kernel is called or timed.
   [[noreturn]] void gone(const std::string& phase, const std::string& why);

@@ -18,7 +18,7 @@
 
 namespace kmcts::worker {
 
-void confine_host_files(const std::string& kernel) {
+void confine_host_files(const std::string& kernel, bool hip) {
   LandlockRules rules;
   rules.restrict_reads = true;
   rules.scope_signals = false;  // the seccomp filter of confine_kernel_host holds signals
@@ -30,6 +30,13 @@ void confine_host_files(const std::string& kernel) {
   const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) rules.readable.push_back((program.parent_path().parent_path() / "lib").string());  // a bundle's libraries
   rules.write_files = {"/dev", "/proc/self"};
+  if (hip) {
+    const char* rocm = std::getenv("ROCM_PATH");
+    const std::string root = rocm && rocm[0] == '/' ? rocm : "/opt/rocm";
+    if (std::filesystem::exists(root)) rules.readable.push_back(root);
+    if (const char* traces = std::getenv("KMCTS_TRACE_DIR"); traces && traces[0] != '\0')
+      rules.readable.push_back(traces), rules.writable.push_back(traces);
+  }
   if (landlock_abi() == 0) return;
   const LandlockReport report = restrict_with_landlock(rules);
   if (!report.reads_confined) throw std::runtime_error("the kernel host's Landlock rules: " + report.error);

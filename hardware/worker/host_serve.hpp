@@ -28,7 +28,11 @@ void confine_kernel_host();
 /// outside those folders (a project's .env) even under the user's own uid. A kernel without
 /// Landlock leaves the host as it was; one that has it but refuses these rules throws
 /// std::runtime_error (the worker then fails the evaluation, naming the host).
-void confine_host_files(const std::string& kernel);
+/// A HIP host (`hip`) also reads ROCm's folder ($ROCM_PATH, else /opt/rocm), and writes beneath
+/// $KMCTS_TRACE_DIR where that is set: rocprofv3's tool, inside the host, writes the host's trace
+/// there as it exits (hardware/hip/rocprof_timing.hpp). The candidate can write there too; what
+/// its trace claims is held to the worker's own spans of its calls.
+void confine_host_files(const std::string& kernel, bool hip = false);
 
 /// The kernel's entry point `symbol` from the shared object at `path`, as a Fn. A kernel that
 /// cannot be loaded or does not export it is the host's first reply, {"load_error": MESSAGE}

@@ -24,9 +24,10 @@ check "unknown key" 2 "^kmcts: error: --set: unknown option 'search.budgt' \(did
   "$kmcts" run "$fixture" --set search.budgt=3
 check "out of range" 2 "option 'search.exploration' must be >= 0" -- "$kmcts" run "$fixture" --set search.exploration=-1
 check "missing problem" 2 "problem folder '$work/nope' does not exist" -- "$kmcts" run "$work/nope"
-# A HIP problem: this build compiles HIP problems but runs none; refused in one line naming why.
-check "hip problem" 2 "^kmcts: error: problem 'colsum' is of kind 'hip': this kmcts has no hip evaluator yet" -- \
-  "$kmcts" run "$src/problems/hip/colsum" --out "$work/hip-run"
+# A HIP problem where ROCm's rocprofv3 (or, in a build without hipcc, the HIP worker) is missing:
+# refused in one line naming what is missing, before anything is built or recorded.
+check "hip problem" 2 "^kmcts: error: (cannot run rocprofv3 .*HIP measurements are timed by its traces|.*kmcts-hip-worker)" -- \
+  "$kmcts" run "$src/problems/hip/colsum" --out "$work/hip-run" --set evaluator.hip.rocprofv3=/nonexistent/rocprofv3
 echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
 check "config, unknown policy" 2 "unknown selection policy 'foo' \(known: " -- "$kmcts" config --set search.policy=foo
@@ -36,7 +37,7 @@ check "a key given twice" 2 "option 'search.budget' is given twice, as \"search\
   "$kmcts" config --config "$work/twice.json"
 echo '{"search": ' >"$work/broken.json"
 check "broken config" 2 "is not valid JSON" -- "$kmcts" config --config "$work/broken.json"
-check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, kernelbench, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
+check "unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: cpu, cuda, hip, kernelbench, replay, synthetic\)" -- "$kmcts" run "$fixture" --set evaluator.name=gpu9
 check "doctor" 0 "host compiler +yes" -- "$kmcts" doctor
 
 run="$work/run"

@@ -138,7 +138,7 @@ TEST_CASE("search: unknown implementation names are input errors listing the kno
   r.config.set("evaluator.name=quantum");
   r.run_dir = fresh_dir("unknown");
   r.progress = false;
-  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, cuda, kernelbench, replay, synthetic)"),
+  CHECK_THROWS_WITH_AS(run_search(r), doctest::Contains("unknown evaluator 'quantum' (known: cpu, cuda, hip, kernelbench, replay, synthetic)"),
                        InputError);
   CHECK_FALSE(fs::exists(r.run_dir));  // nothing was written
   r.config.set("evaluator.name=synthetic");

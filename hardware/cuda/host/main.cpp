@@ -231,7 +231,7 @@ int main(int argc, char** argv) {
   }
   if (device < 0 || kernel.empty()) reply_and_exit({{"error", std::string(kmcts::worker::kHostBinary) + ": --device and --kernel are required"}}, 2);
   try {
-    kmcts::worker::confine_host_files(kernel);  // one thread yet: every later one is held too
+    kmcts::worker::confine_host_files(kernel, kmcts::worker::kHip);  // one thread yet: every later one is held too
     Host host(device, kernel, tracing);
     reply(host.ready());
     while (auto line = kmcts::worker::next_request()) reply(host.serve(json::parse(*line)));
@@ -239,5 +239,9 @@ int main(int argc, char** argv) {
     reply_and_exit({{"error", std::string(kmcts::worker::kHostBinary) + ": " + e.what()}}, 3);
   }
   std::fflush(nullptr);
+#ifdef KMCTS_HIP
+  std::exit(0);  // the worker closed its requests: rocprofv3's tool writes this process's trace at exit
+#else
   std::_Exit(0);  // a thread the candidate left behind dies with the process
+#endif
 }

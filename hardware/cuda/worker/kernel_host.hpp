@@ -26,6 +26,8 @@ class KernelHost {
   const std::string& load_error() const { return link_.load_error(); }
   uint32_t launch_stream() const { return launch_stream_; }
   pid_t pid() const { return link_.pid(); }
+  /// Ends the host in order (HostLink::finish): a HIP host's trace is written as it exits.
+  std::string finish(double timeout_s) { return link_.finish(timeout_s); }
   /// The key these tensors are bound under in the host, binding them (and mapping their
   /// arenas) at first use.
   int bind(const DeviceTensors& inputs, const DeviceTensors& outputs);

@@ -215,7 +215,11 @@ json run_job(const std::string& job_path) {
   result["candidate_kernels"] = session.candidate_kernels();
   result["kernel_tables"] = std::move(timing.kernel_tables);
   result["details"]["trace"] = session.last_trace();
-  if (kHip) result["windows"] = session.windows(), result["host_pids"] = session.host_pids();
+  if (kHip) {  // timed afterwards from rocprofv3's traces, which the hosts write as they exit
+    result["windows"] = session.windows();
+    result["host_pids"] = session.host_pids();  // before finish_hosts(), which forgets them
+    result["hosts_ended"] = session.finish_hosts(10.0);
+  }
   result["reference_samples_ns"] = std::move(timing.reference_ns);
   result["candidate_samples_ns"] = std::move(timing.candidate_ns);
   return result;

@@ -182,6 +182,13 @@ json Session::host_pids() const {
   return pids;
 }
 
+json Session::finish_hosts(double timeout_s) {
+  json ended = json::object();
+  if (reference_) ended["reference"] = reference_->finish(timeout_s);
+  ended["candidate"] = candidate_->finish(timeout_s);
+  return ended;
+}
+
 void Session::check_timing_bound() {
   if (auto breach = check_totals(timed_[0], timed_[1], policy_, &bound_record_))
     throw Rejected({"timing_bound", *breach}, "timing", last_trace_);

@@ -101,6 +101,9 @@ class Session {
   const nlohmann::json& windows() const { return windows_; }
   /// The hosts' process ids (rocprofv3 writes a trace per process): {"reference": P, "candidate": P}.
   nlohmann::json host_pids() const;
+  /// Ends both hosts in order, each within `timeout_s`: how each ended. HIP: before the
+  /// verdict, so that each host's trace is written (a killed host leaves none).
+  nlohmann::json finish_hosts(double timeout_s);
 
  private:
   KernelHost& host(bool candidate, const std::string& phase);

@@ -1,0 +1,91 @@
+// The hip evaluator (hardware/hip/hip_evaluator.hpp): settings, refusals, and its whole path -
+// hipcc builds, the worker run under rocprofv3, the traces read by pid, the audit, the statistics -
+// against a stand-in rocprofv3 that replays a recorded run (tests/fixtures/rocprof/silu_mul_run).
+// No AMD GPU has run any of it.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/error.hpp"
+#include "core/problem.hpp"
+#include "hardware/hip/hip_evaluator.hpp"
+#include "scratch.hpp"
+
+using namespace kmcts;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRuns = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/rocprof/silu_mul_run";
+
+Problem silu_mul() { return load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems/hip/silu_mul"); }
+
+}  // namespace
+
+TEST_CASE("hip evaluator: bad settings and the wrong kind of problem are input errors naming them") {
+  Config config;
+  config.set_value("evaluator.hip.arch", "942", "test");
+  CHECK_THROWS_WITH_AS(HipEvaluatorSettings::from_config(config), doctest::Contains("evaluator.hip.arch"), InputError);
+  config.set_value("evaluator.hip.arch", "gfx942", "test");
+  config.set_value("evaluator.hip.gpus", "first", "test");
+  CHECK_THROWS_WITH_AS(HipEvaluatorSettings::from_config(config), doctest::Contains("evaluator.hip.gpus"), InputError);
+  config.set_value("evaluator.hip.gpus", "0", "test");
+  const HipEvaluatorSettings s = HipEvaluatorSettings::from_config(config);
+  CHECK(s.timing.warmup_ms >= 50);
+  const Problem cpu = load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul");
+  CHECK_THROWS_WITH_AS(HipEvaluator(cpu, s), doctest::Contains("kind 'hip'"), InputError);
+  config.set_value("evaluator.hip.worker", "/nonexistent/kmcts-hip-worker", "test");
+  CHECK_THROWS_AS(HipEvaluator(silu_mul(), HipEvaluatorSettings::from_config(config)), InputError);
+}
+
+#if defined(KMCTS_TEST_HIPCC) && defined(KMCTS_TEST_HIP_WORKER)
+TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is timed from its traces and audited") {
+  const fs::path cache = kmcts::test::fresh_dir("hip-evaluator");
+  Config config;
+  config.set_value("evaluator.hip.arch", "gfx90a", "test");  // Debian's hipcc stops before gfx942
+  config.set_value("evaluator.hip.gpus", "0", "test");
+  config.set_value("evaluator.hip.hipcc", KMCTS_TEST_HIPCC, "test");
+  config.set_value("evaluator.hip.worker", KMCTS_TEST_HIP_WORKER, "test");
+  config.set_value("evaluator.hip.rocprofv3", (fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/rocprof/fake_rocprofv3.sh").string(),
+                   "test");
+  config.set_value("evaluator.cache_dir", cache.string(), "test");
+  const Problem problem = silu_mul();
+  HipEvaluator evaluator(problem, HipEvaluatorSettings::from_config(config));
+  CHECK(evaluator.describe()["arch"] == "gfx90a");
+  const auto command = evaluator.traced_command("./job.json", "./traces");
+  CHECK(std::find(command.begin(), command.end(), "--mangled-kernels") != command.end());
+  CHECK(std::find(command.begin(), command.end(), "KMCTS_TRACE_DIR=./traces") != command.end());
+  // The recorded run's kernel is the reference's: measure the reference as the candidate.
+  const BuildResult build = evaluator.build(problem.reference_source);
+  REQUIRE_MESSAGE(build.ok, build.log);
+
+  SUBCASE("honest: the samples are the traces' unions, not the worker's provisional windows") {
+    setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "honest").c_str(), 1);
+    const EvalResult r = evaluator.measure(build);
+    REQUIRE_MESSAGE(r.ok(), std::string(r.message + " / " + r.log));
+    CHECK(r.details["timing_source"] == "rocprofv3");
+    CHECK(r.details["counters"]["trace_clock"] == "boot");
+    REQUIRE(r.candidate.samples_ns.size() == 12);
+    for (double ns : r.candidate.samples_ns) CHECK((ns >= 40000 && ns < 40800));  // the kernels' own times
+    CHECK(r.speedup == doctest::Approx(1.0).epsilon(0.03));
+    CHECK(r.details.contains("speedup_ci"));
+    CHECK(r.details.contains("kernel_profile"));
+  }
+  SUBCASE("a second queue in the candidate's calls is rejected") {
+    setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "side_queue").c_str(), 1);
+    const EvalResult r = evaluator.measure(build);
+    CHECK(r.verdict == Verdict::rejected);
+    CHECK(r.details["rule"] == "side_stream");
+    CHECK(r.message.find("queue(s) 2 besides the launch queue 1") != std::string::npos);
+  }
+  SUBCASE("a host that left no trace is an infra error naming the process") {
+    setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "lost_trace").c_str(), 1);
+    const EvalResult r = evaluator.measure(build);
+    CHECK(r.verdict == Verdict::infra_error);
+    CHECK(r.message.find("no kernel trace of process 102") != std::string::npos);
+  }
+  unsetenv("KMCTS_FAKE_ROCPROF_CASE");
+  fs::remove_all(cache);
+}
+#endif
