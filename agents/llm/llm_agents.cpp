@@ -27,9 +27,10 @@ KMCTS_OPTION("agents.feedback.ncu", Bool, true, std::nullopt, std::nullopt,
              "The Planner sees the hardware counters Nsight Compute measured for a kernel "
              "(details.hw_counters, with evaluator.cuda.profile=true). false: prompts without them (for ablations).")
 
-KMCTS_CHOICE_OPTION("agents.llm.kernelbench_backend", "cuda", ({"cuda", "triton"}),
+KMCTS_CHOICE_OPTION("agents.llm.kernelbench_backend", "cuda", ({"cuda", "triton", "hip"}),
                     "KernelBench prompts: the kernels ModelNew is to be written with: cuda (CUDA C++ through "
-                    "torch.utils.cpp_extension.load_inline) or triton (@triton.jit kernels)")
+                    "torch.utils.cpp_extension.load_inline), triton (@triton.jit kernels) or hip (HIP C++ for AMD "
+                    "GPUs through load_inline with hipcc, on a ROCm build of torch, as KernelBench's hip backend asks)")
 
 namespace kmcts::llm {
 namespace {
@@ -41,10 +42,22 @@ const std::set<std::string> kCommon = {"kind", "problem_name", "problem_descript
 struct Backend {
   std::string name, how;
   explicit Backend(const Config& c) {
-    if (c.get_string("agents.llm.kernelbench_backend") == "triton") {
+    const std::string backend = c.get_string("agents.llm.kernelbench_backend");
+    if (backend == "triton") {
       name = "Triton";
       how = "Implement the computation in your own Triton kernels (`import triton`, `import triton.language as tl`, "
             "`@triton.jit` functions launched from forward with a grid you compute).";
+    } else if (backend == "hip") {
+      // KernelBench's own hip example (src/kernelbench/prompts/model_new_ex_add_hip.py): the
+      // kernels and the torch functions in one C++ source built by hipcc as the C++ compiler.
+      name = "HIP";
+      how = "Implement the computation in your own HIP kernels for an AMD GPU, compiled with "
+            "`torch.utils.cpp_extension.load_inline` at import on a ROCm build of PyTorch: set "
+            "`os.environ[\"CXX\"] = \"hipcc\"` before the call, and put the kernels (`#include <hip/hip_runtime.h>`, "
+            "`__global__` functions) and the `torch::Tensor` functions that check their inputs and launch them in "
+            "`cpp_sources`, listed in `functions`. AMD's data-centre GPUs run 64-lane wavefronts (`warpSize` is 64): "
+            "write reductions and shuffles for 64 lanes, not 32. Launch on the current stream "
+            "(`at::cuda::getCurrentCUDAStream()`, which a ROCm build maps to HIP's) and nowhere else.";
     } else {
       name = "CUDA";
       // A CUDA source that names nothing of torch builds in about a second of nvcc (kb_nvcc.py

@@ -27,11 +27,13 @@ TEST_CASE("llm agents: KernelBench problems get their own prompts and Python rep
     if (user.find("Propose") != std::string::npos) return "1. [0.6] fuse the multiply and add in one kernel\n";
     return "Here it is:\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    pass\n```\n";
   });
-  bool triton = false;
+  bool triton = false, hip = false;
   SUBCASE("CUDA kernels through load_inline (the default)") {}
   SUBCASE("Triton kernels") { triton = true; }
+  SUBCASE("HIP kernels through load_inline with hipcc (KernelBench's hip backend)") { hip = true; }
   Config c;
   if (triton) c.set("agents.llm.kernelbench_backend=triton");
+  if (hip) c.set("agents.llm.kernelbench_backend=hip");
   c.set("agents.backend=llm");
   c.set("agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE");
   c.set_value("agents.llm.base_url", server.base_url(), "test");
@@ -53,8 +55,10 @@ TEST_CASE("llm agents: KernelBench problems get their own prompts and Python rep
   CHECK(prompts[0].find("none of whose kernels is its own") != std::string::npos);
   CHECK((prompts[1].find("load_inline") != std::string::npos) == !triton);
   CHECK((prompts[1].find("@triton.jit") != std::string::npos) == triton);
-  CHECK((prompts[1].find("c10::cuda::getCurrentCUDAStream()") != std::string::npos) == !triton);  // torch-free CUDA sources
-  CHECK(prompts[0].find(triton ? "custom Triton kernels" : "custom CUDA kernels") != std::string::npos);
+  CHECK((prompts[1].find("c10::cuda::getCurrentCUDAStream()") != std::string::npos) == (!triton && !hip));  // torch-free CUDA sources
+  CHECK((prompts[1].find("os.environ[\"CXX\"] = \"hipcc\"") != std::string::npos) == hip);
+  CHECK((prompts[1].find("64-lane wavefronts") != std::string::npos) == hip);
+  CHECK(prompts[0].find(triton ? "custom Triton kernels" : hip ? "custom HIP kernels" : "custom CUDA kernels") != std::string::npos);
   CHECK(prompts[1].find("fuse the multiply and add in one kernel") != std::string::npos);
   CHECK(prompts[1].find("class ModelNew(nn.Module)") != std::string::npos);  // the current ModelNew (the seed)
 }
