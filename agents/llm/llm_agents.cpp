@@ -56,8 +56,8 @@ struct Backend {
             "`os.environ[\"CXX\"] = \"hipcc\"` before the call, and put the kernels (`#include <hip/hip_runtime.h>`, "
             "`__global__` functions) and the `torch::Tensor` functions that check their inputs and launch them in "
             "`cpp_sources`, listed in `functions`. AMD's data-centre GPUs run 64-lane wavefronts (`warpSize` is 64): "
-            "write reductions and shuffles for 64 lanes, not 32. Launch on the current stream "
-            "(`at::cuda::getCurrentCUDAStream()`, which a ROCm build maps to HIP's) and nowhere else.";
+            "write reductions and shuffles for 64 lanes, not 32. Launch on PyTorch's current stream "
+            "(`c10::hip::getCurrentHIPStream()`, `#include <c10/hip/HIPStream.h>`) and nowhere else.";
     } else {
       name = "CUDA";
       // A CUDA source that names nothing of torch builds in about a second of nvcc (kb_nvcc.py
