@@ -170,8 +170,10 @@ EvalResult HipEvaluator::measure(const BuildResult& build) {
 EvalResult hip_result_from_traced_run(const SandboxResult& run, const fs::path& trace_dir, const std::string& candidate_binary,
                                       double timeout_s, const Problem& problem, const cuda::Roofline& peaks, uint64_t seed) {
   json reply = json::parse(last_line(run.out), nullptr, false);
-  if (!run.exited_cleanly() || !reply.is_object() || reply.value("verdict", "") != "ok")
-    return cuda_result_from_worker(run, timeout_s, problem, peaks, seed);  // its verdict, or what ended it
+  // Anything but the worker's ok is its verdict, or what ended it. An ok is never scored by the
+  // worker's provisional samples, whatever rocprofv3's own exit says.
+  if (run.timed_out || run.memory_exceeded || run.signal != 0 || !reply.is_object() || reply.value("verdict", "") != "ok")
+    return cuda_result_from_worker(run, timeout_s, problem, peaks, seed);
   SandboxResult timed = run;
   try {
     const json pids = reply.at("host_pids");
@@ -190,6 +192,7 @@ EvalResult hip_result_from_traced_run(const SandboxResult& run, const fs::path& 
   }
   EvalResult r = cuda_result_from_worker(timed, timeout_s, problem, peaks, seed);
   r.details["timing_source"] = "rocprofv3";
+  if (run.exit_code != 0) r.details["rocprofv3_exit"] = run.exit_code;  // after the worker's result
   return r;
 }
 

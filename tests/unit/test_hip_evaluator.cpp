@@ -72,6 +72,15 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     CHECK(r.details.contains("speedup_ci"));
     CHECK(r.details.contains("kernel_profile"));
   }
+  SUBCASE("rocprofv3 failing after the worker's ok still times from the traces, never the provisional samples") {
+    setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "honest").c_str(), 1);
+    setenv("KMCTS_FAKE_ROCPROF_EXIT", "3", 1);
+    const EvalResult r = evaluator.measure(build);
+    unsetenv("KMCTS_FAKE_ROCPROF_EXIT");
+    REQUIRE_MESSAGE(r.ok(), r.message);
+    CHECK(r.details["rocprofv3_exit"] == 3);
+    CHECK(r.candidate.median_ns < 40800);  // the provisional windows are about 50 us
+  }
   SUBCASE("a second queue in the candidate's calls is rejected") {
     setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "side_queue").c_str(), 1);
     const EvalResult r = evaluator.measure(build);
