@@ -127,9 +127,12 @@ json HipEvaluator::job_json(const std::string& reference_so, const std::string& 
 }
 
 std::vector<std::string> HipEvaluator::traced_command(const std::string& job, const std::string& trace_dir) const {
-  // The hosts write their traces beneath KMCTS_TRACE_DIR (their Landlock: worker/host_serve.hpp).
+  // Each host writes its trace in TRACE_DIR/ROLE, the one folder its Landlock lets it write
+  // (worker/host_serve.hpp; the worker sets KMCTS_TRACE_ROLE for each): the candidate cannot
+  // reach the reference's trace.
   return {"/usr/bin/env", "KMCTS_TRACE_DIR=" + trace_dir, rocprofv3_, "--kernel-trace", "--memory-copy-trace",
-          "--mangled-kernels", "--output-format", "csv", "-d", trace_dir, "-o", "%pid%", "--", worker_.string(), job};
+          "--mangled-kernels", "--output-format", "csv", "-d", trace_dir + "/%env{KMCTS_TRACE_ROLE}%", "-o", "%pid%", "--",
+          worker_.string(), job};
 }
 
 EvalResult HipEvaluator::measure(const BuildResult& build) {
@@ -142,7 +145,7 @@ EvalResult HipEvaluator::measure(const BuildResult& build) {
     cuda::GpuPool::Lease gpu = pool_->acquire();
     const std::string job = folder.write_job("job.json", job_json(folder.reference(), folder.candidate(), gpu.device()));
     const fs::path traces = folder.dir() / kTraceDir;
-    fs::create_directories(traces);
+    for (const char* role : {"reference", "candidate"}) fs::create_directories(traces / role);
     SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s, settings_.timing.max_samples);
     limits.max_rss_mb = settings_.memory_mb;
     // The one place the run may write: rocprofv3's traces (a few MB for thousands of calls), at
@@ -151,8 +154,9 @@ EvalResult HipEvaluator::measure(const BuildResult& build) {
     const std::string seen = view ? "/tmp/kmcts-traces" : traces.string();
     limits.binds.push_back({traces.string(), seen, true});
     limits.max_file_bytes = 256ull << 20;
-    // The result lists every call's window (about 150 bytes each), and rocprofv3 talks.
-    limits.max_output_bytes += static_cast<size_t>(settings_.timing.max_samples) * 2 * 160 + (256u << 10);
+    // The result lists every call's window (about 150 bytes each, warm-up calls too), and
+    // rocprofv3 talks.
+    limits.max_output_bytes = std::max<size_t>(limits.max_output_bytes, 32u << 20);
     const SandboxResult run = run_sandboxed(traced_command(job, seen), limits, folder.dir());
     if (!run.started) return failed_result(Verdict::infra_error, "cannot run rocprofv3 with the HIP worker: " + run.error);
     EvalResult result = hip_result_from_traced_run(run, traces, read_file(folder.dir() / "candidate.so"),
@@ -169,16 +173,40 @@ EvalResult HipEvaluator::measure(const BuildResult& build) {
 
 EvalResult hip_result_from_traced_run(const SandboxResult& run, const fs::path& trace_dir, const std::string& candidate_binary,
                                       double timeout_s, const Problem& problem, const cuda::Roofline& peaks, uint64_t seed) {
-  json reply = json::parse(last_line(run.out), nullptr, false);
+  // The worker's line: the last with a verdict (rocprofv3 may print after the worker ends).
+  SandboxResult worker = run;
+  json reply;
+  for (size_t end = run.out.size(); end > 0 && !reply.is_object();) {
+    const size_t start = run.out.rfind('\n', end - 1);
+    const size_t from = start == std::string::npos ? 0 : start + 1;
+    json line = json::parse(run.out.substr(from, end - from), nullptr, false);
+    if (line.is_object() && line.contains("verdict")) reply = std::move(line), worker.out = run.out.substr(from, end - from) + "\n";
+    end = start == std::string::npos ? 0 : start;
+  }
   // Anything but the worker's ok is its verdict, or what ended it. An ok is never scored by the
   // worker's provisional samples, whatever rocprofv3's own exit says.
   if (run.timed_out || run.memory_exceeded || run.signal != 0 || !reply.is_object() || reply.value("verdict", "") != "ok")
-    return cuda_result_from_worker(run, timeout_s, problem, peaks, seed);
-  SandboxResult timed = run;
+    return cuda_result_from_worker(worker, timeout_s, problem, peaks, seed);
+  SandboxResult timed = worker;
+  std::vector<hip::TraceRecord> reference, candidate;
+  try {  // the reference's trace is the machine's to write: a fault there is not the candidate's
+    reference = hip::read_process_trace(trace_dir / "reference", reply.at("host_pids").at("reference").get<int64_t>());
+  } catch (const std::exception& e) {
+    return failed_result(Verdict::infra_error, std::string("the HIP measurement's traces: ") + e.what(), run.err.substr(0, 4000));
+  }
+  // The candidate's host writes its own trace as it exits: one that ends otherwise, or leaves no
+  // usable trace (its folder is writable from inside it), is not measured.
+  const std::string ended = reply.value("hosts_ended", json::object()).value("candidate", std::string("?"));
   try {
-    const json pids = reply.at("host_pids");
-    const auto reference = hip::read_process_trace(trace_dir, pids.at("reference").get<int64_t>());
-    const auto candidate = hip::read_process_trace(trace_dir, pids.at("candidate").get<int64_t>());
+    if (ended != "exited with status 0") throw std::runtime_error("its process " + ended + " after its last call");
+    candidate = hip::read_process_trace(trace_dir / "candidate", reply.at("host_pids").at("candidate").get<int64_t>());
+  } catch (const std::exception& e) {
+    EvalResult r = failed_result(Verdict::crash, std::string("crash: no usable trace of the candidate's calls: ") + e.what(),
+                                 run.err.substr(0, 4000));
+    r.details = {{"timing_source", "rocprofv3"}};
+    return r;
+  }
+  try {
     hip::TracedRun traced = hip::time_from_traces(std::move(reply), reference, candidate, candidate_binary);
     if (traced.violation) {
       EvalResult r = failed_result(Verdict::rejected, "rejected: " + traced.violation->message);

@@ -1,12 +1,17 @@
 #include "hardware/hip/rocprof_timing.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
+#include <cerrno>
+#include <cstring>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "core/files.hpp"
 #include "hardware/cuda/kernel_table.hpp"
 #include "hardware/worker/timing_bound.hpp"
 
@@ -42,6 +47,49 @@ std::vector<Window> windows_of(const json& result) {
 }
 
 bool inside(const TraceRecord& r, const std::pair<uint64_t, uint64_t>& w) { return r.end > w.first && r.start < w.second; }
+
+// What the trace's clock may differ from the worker's by, at a window's edges (the GPU's
+// timestamps are converted to the host's clock).
+constexpr uint64_t kEdgeSlackNs = 50'000;
+
+/// Overlaps the window but runs past its end (or began before it): work a call left running,
+/// which its synchronisation did not wait for.
+bool escapes(const TraceRecord& r, const std::pair<uint64_t, uint64_t>& w) {
+  return inside(r, w) && (r.end > w.second + kEdgeSlackNs || r.start + kEdgeSlackNs < w.first);
+}
+
+/// The HIP runtime's own blit kernels, which hipMemsetAsync and hipMemcpyAsync run (ROCclr's
+/// "__amd_rocclr_fillBufferAligned", "__amd_rocclr_copyBuffer"): a fill or a copy, not a library.
+bool runtime_blit(const std::string& name) { return name.rfind("__amd_rocclr_", 0) == 0; }
+
+/// The queue a record ran on, for the side-queue rule: its HIP stream where the trace has one,
+/// else its hardware queue (several streams can share one).
+int64_t lane(const TraceRecord& r) { return r.stream >= 0 ? r.stream : r.queue; }
+
+/// A trace file, read as the candidate may have left it: its folder is writable from inside its
+/// host, so only a regular file of bounded size is read, never through a link, a pipe or a device.
+std::string read_trace_file(const fs::path& path) {
+  constexpr off_t kMaxBytes = off_t{256} << 20;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", path.filename().string(), std::strerror(errno)));
+  struct stat st {};
+  std::string text;
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+  if (regular && st.st_size <= kMaxBytes) {
+    text.resize(static_cast<size_t>(st.st_size));
+    size_t done = 0;
+    while (done < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + done, text.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    text.resize(done);
+  }
+  ::close(fd);
+  if (!regular) throw std::runtime_error(fmt::format("{} is not a plain file", path.filename().string()));
+  if (st.st_size > kMaxBytes) throw std::runtime_error(fmt::format("{} is over 256 MiB", path.filename().string()));
+  return text;
+}
 
 /// Records of `records` that overlap some window of `side` on clock `k`.
 int records_inside(const std::vector<TraceRecord>& records, const std::vector<Window>& windows, bool side, int k) {
@@ -86,29 +134,28 @@ Side time_side(const std::vector<TraceRecord>& records, const std::vector<Window
 std::optional<std::pair<cuda::Violation, std::string>> audit(const std::vector<TraceRecord>& records,
                                                              const std::vector<Window>& windows, int k,
                                                              const std::string& binary) {
-  std::optional<cuda::CandidateAudit> audit;
+  // The candidate's launch queue: the first it is seen on in its calls.
+  int64_t launch = -1;
+  for (const Window& w : windows)
+    for (const TraceRecord& r : records)
+      if (launch < 0 && w.candidate && inside(r, w.span[k]) && lane(r) >= 0) launch = lane(r);
+  cuda::CandidateAudit audit(static_cast<uint32_t>(std::max<int64_t>(launch, 0)), binary, "queue", "kmcts_hip_kernel");
   for (const Window& w : windows) {
     if (!w.candidate) continue;
     cuda::CallTrace call;
     for (const TraceRecord& r : records) {
       if (!inside(r, w.span[k])) continue;
-      if (r.kind == TraceRecord::Kind::kernel) {
-        call.kernels.insert(r.name);
-        if (r.queue >= 0) call.streams.insert(static_cast<uint32_t>(r.queue));
-        // The first queue the candidate is seen on is its launch queue: HIP maps a stream to one.
-        if (!audit && r.queue >= 0) audit.emplace(static_cast<uint32_t>(r.queue), binary, "queue", "kmcts_hip_kernel");
-      }
+      if (escapes(r, w.span[k])) call.stray_kernels++, call.stray_names.insert(r.name.substr(0, 200));
+      if (lane(r) >= 0) call.streams.insert(static_cast<uint32_t>(lane(r)));
+      if (r.kind == TraceRecord::Kind::kernel && !runtime_blit(r.name)) call.kernels.insert(r.name);
     }
-    if (audit)
-      if (auto v = audit->check(call)) return std::make_pair(*v, w.phase);
+    if (auto v = audit.check(call)) return std::make_pair(*v, w.phase);
   }
   cuda::CallTrace after;
   for (const TraceRecord& r : records)
-    if (r.kind == TraceRecord::Kind::kernel &&
-        std::none_of(windows.begin(), windows.end(), [&](const Window& w) { return w.candidate && inside(r, w.span[k]); }))
+    if (std::none_of(windows.begin(), windows.end(), [&](const Window& w) { return w.candidate && inside(r, w.span[k]); }))
       after.stray_kernels++, after.stray_names.insert(r.name.substr(0, 200));
-  if (!audit) audit.emplace(0, binary, "queue", "kmcts_hip_kernel");
-  if (auto v = audit->check(after)) return std::make_pair(*v, std::string("after its calls"));
+  if (auto v = audit.check(after)) return std::make_pair(*v, std::string("after its calls"));
   return std::nullopt;
 }
 
@@ -116,10 +163,12 @@ std::optional<std::pair<cuda::Violation, std::string>> audit(const std::vector<T
 
 std::vector<TraceRecord> read_process_trace(const fs::path& dir, int64_t pid) {
   const fs::path kernels = dir / fmt::format("{}_kernel_trace.csv", pid), copies = dir / fmt::format("{}_memory_copy_trace.csv", pid);
-  if (!fs::exists(kernels)) throw std::runtime_error(fmt::format("rocprofv3 left no kernel trace of process {} ({})", pid, kernels.string()));
-  std::vector<TraceRecord> records = parse_rocprof_csv(read_file(kernels), TraceRecord::Kind::kernel, kernels.filename().string());
-  if (fs::exists(copies)) {
-    auto more = parse_rocprof_csv(read_file(copies), TraceRecord::Kind::copy, copies.filename().string());
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(kernels, ec)))
+    throw std::runtime_error(fmt::format("rocprofv3 left no kernel trace of process {} ({})", pid, kernels.string()));
+  std::vector<TraceRecord> records = parse_rocprof_csv(read_trace_file(kernels), TraceRecord::Kind::kernel, kernels.filename().string());
+  if (fs::exists(fs::symlink_status(copies, ec))) {
+    auto more = parse_rocprof_csv(read_trace_file(copies), TraceRecord::Kind::copy, copies.filename().string());
     records.insert(records.end(), more.begin(), more.end());
   }
   return records;
@@ -168,6 +217,11 @@ TracedRun time_from_traces(json result, const std::vector<TraceRecord>& referenc
   result["reference_samples_ns"] = std::move(ref.samples);
   result["candidate_samples_ns"] = std::move(cand.samples);
   result.erase("windows");  // thousands of spans: read, not kept
+  // The worker's counters of its provisional samples would contradict the traced ones.
+  for (const char* side : {"reference", "candidate"})
+    for (const char* key : {"rse_", "kernel_ms_", "window_overhead_ns_", "kernel_count_histogram_", "sample_kernels_",
+                            "sample_stream_set_", "stream_sets_", "streams_"})
+      counters.erase(std::string(key) + side);
   run.result = std::move(result);
   return run;
 }

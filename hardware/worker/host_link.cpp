@@ -9,11 +9,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -65,7 +67,7 @@ std::string beside_self(const std::string& name) {
 }
 
 HostLink::HostLink(bool candidate, const std::string& binary, const std::vector<std::string>& args,
-                   const std::map<int, int>& fds)
+                   const std::map<int, int>& fds, const std::vector<std::string>& env)
     : candidate_(candidate) {
   int request[2], reply[2];
   before_a_host(candidate, request, reply);
@@ -84,7 +86,18 @@ HostLink::HostLink(bool candidate, const std::string& binary, const std::vector<
     highest = std::max(highest, target);
   }
   posix_spawn_file_actions_addclosefrom_np(&actions, highest + 1);  // the worker's result channel above all
-  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<std::string> extra = env;
+  std::vector<char*> envp;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const std::string& x) {
+      return entry.substr(0, entry.find('=') + 1) == std::string_view(x).substr(0, x.find('=') + 1);
+    });
+    if (!replaced) envp.push_back(*e);
+  }
+  for (auto& x : extra) envp.push_back(x.data());
+  envp.push_back(nullptr);
+  const int rc = posix_spawn(&pid_, binary.c_str(), &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(request[0]);
   close(reply[1]);

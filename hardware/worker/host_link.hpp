@@ -37,9 +37,10 @@ nlohmann::json host_failure_verdict(const HostFailure& f);
 class HostLink {
  public:
   /// Starts `binary` with `args`, beside the worker's own binary; `fds` maps a descriptor
-  /// number in the host to one of the worker's (numbers above 3). Throws HostFailure.
+  /// number in the host to one of the worker's (numbers above 3); `env` ("NAME=value") is added
+  /// to the worker's environment for it. Throws HostFailure.
   HostLink(bool candidate, const std::string& binary, const std::vector<std::string>& args,
-           const std::map<int, int>& fds = {});
+           const std::map<int, int>& fds = {}, const std::vector<std::string>& env = {});
   /// Forks (no exec) and runs `serve` in the child with requests on fd 0 and replies on fd 3,
   /// every other descriptor above 2 closed; the child ends when `serve` returns. For a worker
   /// that forks before it holds anything its host may not see (the CPU worker).

@@ -34,8 +34,12 @@ void confine_host_files(const std::string& kernel, bool hip) {
     const char* rocm = std::getenv("ROCM_PATH");
     const std::string root = rocm && rocm[0] == '/' ? rocm : "/opt/rocm";
     if (std::filesystem::exists(root)) rules.readable.push_back(root);
-    if (const char* traces = std::getenv("KMCTS_TRACE_DIR"); traces && traces[0] != '\0')
-      rules.readable.push_back(traces), rules.writable.push_back(traces);
+    const char* traces = std::getenv("KMCTS_TRACE_DIR");
+    const char* role = std::getenv("KMCTS_TRACE_ROLE");
+    if (traces && traces[0] != '\0' && role && (std::string(role) == "reference" || std::string(role) == "candidate")) {
+      const std::string own = std::string(traces) + "/" + role;  // made by the evaluator before the run
+      rules.readable.push_back(own), rules.writable.push_back(own);
+    }
   }
   if (landlock_abi() == 0) return;
   const LandlockReport report = restrict_with_landlock(rules);

@@ -29,9 +29,10 @@ void confine_kernel_host();
 /// Landlock leaves the host as it was; one that has it but refuses these rules throws
 /// std::runtime_error (the worker then fails the evaluation, naming the host).
 /// A HIP host (`hip`) also reads ROCm's folder ($ROCM_PATH, else /opt/rocm), and writes beneath
-/// $KMCTS_TRACE_DIR where that is set: rocprofv3's tool, inside the host, writes the host's trace
-/// there as it exits (hardware/hip/rocprof_timing.hpp). The candidate can write there too; what
-/// its trace claims is held to the worker's own spans of its calls.
+/// $KMCTS_TRACE_DIR/$KMCTS_TRACE_ROLE (its role: reference or candidate) where both are set:
+/// rocprofv3's tool, inside the host, writes the host's trace there as it exits
+/// (hardware/hip/rocprof_timing.hpp). Each host reaches only its own folder; what the candidate's
+/// trace claims is held to the reference's and to the worker's own spans of its calls.
 void confine_host_files(const std::string& kernel, bool hip = false);
 
 /// The kernel's entry point `symbol` from the shared object at `path`, as a Fn. A kernel that

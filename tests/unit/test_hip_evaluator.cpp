@@ -36,7 +36,8 @@ TEST_CASE("hip evaluator: bad settings and the wrong kind of problem are input e
   const Problem cpu = load_problem(fs::path(KMCTS_SOURCE_DIR) / "problems/cpu/matmul");
   CHECK_THROWS_WITH_AS(HipEvaluator(cpu, s), doctest::Contains("kind 'hip'"), InputError);
   config.set_value("evaluator.hip.worker", "/nonexistent/kmcts-hip-worker", "test");
-  CHECK_THROWS_AS(HipEvaluator(silu_mul(), HipEvaluatorSettings::from_config(config)), InputError);
+  CHECK_THROWS_WITH_AS(HipEvaluator(silu_mul(), HipEvaluatorSettings::from_config(config)),
+                       doctest::Contains("kmcts-hip-worker"), InputError);
 }
 
 #if defined(KMCTS_TEST_HIPCC) && defined(KMCTS_TEST_HIP_WORKER)
@@ -72,11 +73,13 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     CHECK(r.details.contains("speedup_ci"));
     CHECK(r.details.contains("kernel_profile"));
   }
-  SUBCASE("rocprofv3 failing after the worker's ok still times from the traces, never the provisional samples") {
+  SUBCASE("rocprofv3 failing or talking after the worker's ok still times from the traces, never the provisional samples") {
     setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "honest").c_str(), 1);
     setenv("KMCTS_FAKE_ROCPROF_EXIT", "3", 1);
+    setenv("KMCTS_FAKE_ROCPROF_TAIL", "rocprofv3: 2 output files written", 1);
     const EvalResult r = evaluator.measure(build);
     unsetenv("KMCTS_FAKE_ROCPROF_EXIT");
+    unsetenv("KMCTS_FAKE_ROCPROF_TAIL");
     REQUIRE_MESSAGE(r.ok(), r.message);
     CHECK(r.details["rocprofv3_exit"] == 3);
     CHECK(r.candidate.median_ns < 40800);  // the provisional windows are about 50 us
@@ -88,11 +91,19 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     CHECK(r.details["rule"] == "side_stream");
     CHECK(r.message.find("queue(s) 2 besides the launch queue 1") != std::string::npos);
   }
-  SUBCASE("a host that left no trace is an infra error naming the process") {
+  SUBCASE("a candidate's host that left no trace is not measured: a crash naming it") {
     setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "lost_trace").c_str(), 1);
     const EvalResult r = evaluator.measure(build);
-    CHECK(r.verdict == Verdict::infra_error);
+    CHECK(r.verdict == Verdict::crash);
     CHECK(r.message.find("no kernel trace of process 102") != std::string::npos);
+  }
+  SUBCASE("a candidate's trace turned into a link is never followed") {
+    setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "honest").c_str(), 1);
+    setenv("KMCTS_FAKE_ROCPROF_LINK", "/dev/zero", 1);
+    const EvalResult r = evaluator.measure(build);
+    unsetenv("KMCTS_FAKE_ROCPROF_LINK");
+    CHECK(r.verdict == Verdict::crash);
+    CHECK(r.message.find("cannot open 102_kernel_trace.csv") != std::string::npos);
   }
   unsetenv("KMCTS_FAKE_ROCPROF_CASE");
   fs::remove_all(cache);

@@ -2,6 +2,8 @@
 // the worker's call windows against its hosts' records, the clock found, the candidate audited.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -100,6 +102,19 @@ TEST_CASE("rocprof timing: a candidate's work on a second queue, a library kerne
     CHECK(run.violation->rule == "stray_work");
     CHECK(run.phase == "after its calls");
   }
+  SUBCASE("work still running when its call ends") {
+    auto records = candidate_records();
+    records[3].end += 5'000'000;  // the second timed call's kernel runs on for 5 ms after the call returned
+    const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    REQUIRE(run.violation);
+    CHECK(run.violation->rule == "stray_work");
+    CHECK(run.phase == "timing");
+  }
+  SUBCASE("the HIP runtime's own fill and copy kernels (hipMemsetAsync) are not a library's") {
+    auto records = candidate_records();
+    records.push_back(kernel("__amd_rocclr_fillBufferAligned", 3001000, 3005000));
+    CHECK_FALSE(kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary).violation);
+  }
   SUBCASE("the reference's own work is not the candidate's") {
     auto reference = reference_records();
     reference.push_back(kernel("_Z3ref", 2060000, 2070000, 7));
@@ -173,5 +188,10 @@ TEST_CASE("rocprof timing: a process's trace files are found by pid, the copies'
   REQUIRE(records.size() == 2);
   CHECK(records[1].kind == TraceRecord::Kind::copy);
   CHECK_THROWS_WITH(kmcts::hip::read_process_trace(dir, 103), doctest::Contains("no kernel trace of process 103"));
+  // The folder is writable from inside the candidate's process: a link or a pipe is never followed.
+  fs::create_symlink("/dev/zero", dir / "104_kernel_trace.csv");
+  CHECK_THROWS_WITH(kmcts::hip::read_process_trace(dir, 104), doctest::Contains("cannot open 104_kernel_trace.csv"));
+  REQUIRE(mkfifo((dir / "105_kernel_trace.csv").c_str(), 0600) == 0);
+  CHECK_THROWS_WITH(kmcts::hip::read_process_trace(dir, 105), doctest::Contains("is not a plain file"));
   fs::remove_all(dir);
 }

@@ -28,7 +28,9 @@ json tensors_json(const DeviceTensors& t) {
 }  // namespace
 
 KernelHost::KernelHost(bool candidate, const std::string& kernel, int device, bool tracing)
-    : link_(candidate, beside_self(kHostBinary), host_args(device, kernel, tracing)) {}
+    : link_(candidate, beside_self(kHostBinary), host_args(device, kernel, tracing), {},
+            // HIP: rocprofv3 writes each host's trace in a folder of its own (rocprof_timing.hpp).
+            {std::string("KMCTS_TRACE_ROLE=") + (candidate ? "candidate" : "reference")}) {}
 
 void KernelHost::wait_ready() {
   const json ready = link_.wait_ready();
