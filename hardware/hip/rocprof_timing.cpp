@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <cerrno>
 #include <cstring>
+#include <set>
 #include <utility>
 
 #include <fmt/format.h>
@@ -214,6 +215,9 @@ TracedRun time_from_traces(json result, const std::vector<TraceRecord>& referenc
                              {"candidate", cand.kernels.to_json()},
                              {"samples_reference", ref.samples.size()},
                              {"samples_candidate", cand.samples.size()}};
+  std::set<std::string> names;  // the candidate's kernels, as the trace names them
+  for (const auto& [launch, sums] : cand.kernels.rows()) names.insert(launch.name);
+  result["candidate_kernels"] = names;
   result["reference_samples_ns"] = std::move(ref.samples);
   result["candidate_samples_ns"] = std::move(cand.samples);
   result.erase("windows");  // thousands of spans: read, not kept

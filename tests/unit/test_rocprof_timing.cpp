@@ -73,6 +73,7 @@ TEST_CASE("rocprof timing: each timed window's union becomes a sample, on the cl
   REQUIRE(table.is_array());
   CHECK(run.result["kernel_tables"]["samples_candidate"] == 2);
   CHECK(table.dump().find("_Z4tail") != std::string::npos);
+  CHECK(run.result["candidate_kernels"] == json({"_Z4silu", "_Z4tail"}));
 }
 
 TEST_CASE("rocprof timing: a candidate's work on a second queue, a library kernel, or work after its calls is rejected") {
