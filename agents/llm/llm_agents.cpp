@@ -138,8 +138,9 @@ std::string describe_result(const NodeView& n, bool counters) {
         out += fmt::format("; kernel {}:", k.value("name", std::string("?")));
         if (k.contains("bottleneck")) out += " " + k.value("bottleneck", std::string()) + "; counters:";
         for (const auto& [name, value] : k.items())
-          if (name != "name" && name != "bottleneck" && name != "bottleneck_kind")
-            out += fmt::format(" {} {}", name, value.dump());
+          if (name != "name" && name != "bottleneck" && name != "bottleneck_kind")  // 3 digits: 83.8, not 83.80333333333333
+            out += value.is_number_float() ? fmt::format(" {} {:.3g}", name, value.get<double>())
+                                           : fmt::format(" {} {}", name, value.dump());
       }
       if (d["hw_counters"].contains("roofline_position"))
         out += "; " + d["hw_counters"].value("roofline_position", std::string());

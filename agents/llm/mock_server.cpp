@@ -4,6 +4,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -361,16 +362,21 @@ MockAnswerer session_answerer(const std::string& file) {
   if (!j.is_object() || !j.contains("replies") || !j["replies"].is_array())
     throw InputError("mock-llm --session: " + file + " must hold {\"replies\": [{\"when\": ..., \"file\" or \"reply\": ...}]}");
   struct Entry {
-    std::string when, reply;
+    std::vector<std::string> when;  // every one must occur (in the system prompt or the user message)
+    std::string reply;
   };
   auto entries = std::make_shared<std::vector<Entry>>();
   const std::filesystem::path dir = std::filesystem::path(file).parent_path();
   size_t k = 0;
   for (const json& e : j["replies"]) {
     const std::string where = fmt::format("mock-llm --session: {}: replies[{}]", file, k++);
-    if (!e.is_object() || !e.contains("when") || !e["when"].is_string())
-      throw InputError(where + " needs a 'when' (text the request must hold)");
-    Entry entry{e["when"].get<std::string>(), ""};
+    Entry entry;
+    if (e.is_object() && e.contains("when") && e["when"].is_string()) entry.when = {e["when"].get<std::string>()};
+    if (e.is_object() && e.contains("when") && e["when"].is_array())
+      for (const json& w : e["when"])
+        if (w.is_string()) entry.when.push_back(w.get<std::string>());
+    if (entry.when.empty() || (e["when"].is_array() && entry.when.size() != e["when"].size()))
+      throw InputError(where + " needs a 'when': a text the request must hold, or a list of texts it must all hold");
     if (e.contains("file") && e["file"].is_string()) {
       std::ifstream reply(dir / e["file"].get<std::string>());
       if (!reply) throw InputError(where + ": cannot read " + (dir / e["file"].get<std::string>()).string());
@@ -386,9 +392,13 @@ MockAnswerer session_answerer(const std::string& file) {
   used->second.assign(entries->size(), false);
   return [entries, used](const std::string&, const std::string& system, const std::string& user) {
     std::lock_guard lock(used->first);
+    auto holds = [&](const Entry& e) {
+      return std::all_of(e.when.begin(), e.when.end(), [&](const std::string& w) {
+        return user.find(w) != std::string::npos || system.find(w) != std::string::npos;
+      });
+    };
     for (size_t i = 0; i < entries->size(); ++i)
-      if (!used->second[i] && (user.find((*entries)[i].when) != std::string::npos ||
-                               system.find((*entries)[i].when) != std::string::npos)) {
+      if (!used->second[i] && holds((*entries)[i])) {
         used->second[i] = true;
         return (*entries)[i].reply;
       }

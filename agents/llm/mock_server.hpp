@@ -74,10 +74,12 @@ class MockLlmServer {
 /// Answers with the next reply of a script, in order (an exhausted script answers with an
 /// error text, which has no code block).
 MockAnswerer script_answerer(std::vector<std::string> replies);
-/// A scripted session: `file` holds {"replies": [{"when": TEXT, "file": PATH | "reply": TEXT}]};
-/// each request gets the first reply not yet served whose `when` occurs in its prompt (so a
-/// planner, coder and debugger each get theirs, whatever order the search asks in); a `file`
-/// is read beside the session file (a corpus of replies). InputError for a bad file.
+/// A scripted session: `file` holds {"replies": [{"when": TEXT | [TEXT...], "file": PATH |
+/// "reply": TEXT}]}; each request gets the first reply not yet served whose `when` texts all
+/// occur in its prompt (so a planner, coder and debugger each get theirs, whatever order the
+/// search asks in: a coder's reply names the coder's role as well as its plan, which a
+/// planner's prompt may quote from the archive); a `file` is read beside the session file (a
+/// corpus of replies). InputError for a bad file.
 MockAnswerer session_answerer(const std::string& file);
 /// Answers with the reply a cassette (cassette.hpp) recorded for the same system prompt and
 /// last user message (model, sampling settings and sample id are not compared: the server

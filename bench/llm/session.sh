@@ -95,8 +95,9 @@ for i, line in enumerate(open(sys.argv[2]) if os.path.exists(sys.argv[2]) else [
     text = json.dumps(c.get("request", c))
     for m in c.get("request", {}).get("messages", []):
         if m.get("role") == "user": text = m.get("content", "")
-    shown = [(h, section(text, h)) for h in ("## Where its time goes", "Its measurement:", "## Improvements found before")]
-    shown = [(h, t) for h, t in shown if t and (h != "Its measurement:" or "kernel " in t)]
+    # The parent's line with the ncu verdicts: "Its measurement:" (CUDA), "Its evaluation:" (KernelBench).
+    shown = [(h, section(text, h)) for h in ("## Where its time goes", "Its measurement:", "Its evaluation:", "## Improvements found before")]
+    shown = [(h, t) for h, t in shown if t and (not h.startswith("Its ") or "kernel " in t)]
     for h, t in shown:
         print(f"## prompt {i}: {h.strip('# :')}\n\n```\n{t}\n```\n")
 PY3

@@ -70,6 +70,14 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
+// What Nsight Compute and compute-sanitizer need beyond a measurement's confinement: they write
+// temporary reports and lock files under the private /tmp, where a measurement may write nothing
+// (RLIMIT_FSIZE 0 killed both with SIGXFSZ on the H100: bench/results/llm-cuda-session.md).
+void profiler_room(SandboxLimits& limits) {
+  limits.max_file_bytes = 1ull << 30;
+  limits.tmpfs_options = "size=1g,mode=1777";
+}
+
 // The roofline's peaks: the configured ones, else the worker's estimates from the device.
 cuda::Roofline peaks_for(const cuda::Roofline& configured, const json& details) {
   cuda::Roofline used = configured;
@@ -235,6 +243,7 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildR
   // A profiler replays each kernel several times.
   SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 2, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
+  profiler_room(limits);
   SandboxResult run = run_sandboxed({cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
                                      "--target-processes", "all", worker_.string(), job},
                                     limits, folder.dir());
@@ -248,6 +257,7 @@ void CudaEvaluator::diagnose(const WorkerFolder& folder, int device, EvalResult&
   // memcheck slows kernels by 10-100x; one call is run
   SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 10, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
+  profiler_room(limits);
   std::vector<std::string> argv = settings_.diagnosis.command();
   argv.insert(argv.end(), {worker_.string(), job});
   const SandboxResult run = run_sandboxed(argv, limits, folder.dir());

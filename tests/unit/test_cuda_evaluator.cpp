@@ -174,6 +174,10 @@ TEST_CASE("ncu counters: the metric table of ncu --csv, launches of one kernel a
       "\"2\",\"4241\",\"w\",\"h\",\"kmcts_gpu_checks::<unnamed>::fill_kernel(void *, bool, long)\",\"1\",\"14\","
       "\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\","
       "\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"3.9\"\n"
+      // As the H100's ncu 2025.3 named it (12-05): any kernel of the worker's process is left out.
+      "\"3\",\"1137\",\"kmcts-cuda-worker\",\"127.0.0.1\",\"(anonymous namespace)::fill_kernel(void *, bool, long, "
+      "Distribution, unsigned long, unsigned long)\",\"1\",\"14\",\"(256, 1, 1)\",\"(4096, 1, 1)\",\"0\",\"9.0\","
+      "\"Command line profiler metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"75.56\"\n"
       "==PROF== Disconnected from process 4242\n";
   json r = parse_ncu_csv(csv);
   REQUIRE(r["kernels"].size() == 1);

@@ -14,6 +14,7 @@
 #include "agents/llm/mock_server.hpp"
 #include "agents/llm/session.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "scratch.hpp"
 #include "search/run_search.hpp"
 
@@ -401,5 +402,25 @@ TEST_CASE("llm session: each role has its own model, temperature and token budge
     Config other = c;
     other.set(changed);
     CHECK_MESSAGE(Session::for_config(other) != session, changed);
+  }
+}
+
+TEST_CASE("mock session: a reply goes to the first request that holds all its texts, once") {
+  const auto dir = kmcts::test::fresh_dir("mock-session");
+  std::filesystem::create_directories(dir);
+  write_file_atomic(dir / "coder_fast.md", "```cuda\nfast\n```\n");
+  write_file_atomic(dir / "s.json", R"({"replies": [
+    {"when": "You propose optimisation plans", "reply": "1. Fast tanh"},
+    {"when": ["who writes cuda kernels", "Fast tanh"], "file": "coder_fast.md"}]})");
+  MockAnswerer answer = session_answerer((dir / "s.json").string());
+  CHECK(answer("openai", "You propose optimisation plans", "tried before: Fast tanh") == "1. Fast tanh");
+  // A second Planner call quotes the coder's plan (from the archive) but is no coder: not its reply.
+  CHECK(answer("openai", "You propose optimisation plans", "tried before: Fast tanh").find("no reply left") != std::string::npos);
+  CHECK(answer("openai", "who writes cuda kernels", "Plan: Fast tanh") == "```cuda\nfast\n```\n");
+  CHECK(answer("openai", "who writes cuda kernels", "Plan: Fast tanh").find("no reply left") != std::string::npos);
+  for (const char* bad : {R"({"replies": [{"when": [], "reply": "x"}]})", R"({"replies": [{"when": ["a", 3], "reply": "x"}]})",
+                          R"({"replies": [{"reply": "x"}]})"}) {
+    write_file_atomic(dir / "bad.json", bad);
+    CHECK_THROWS_WITH_AS(session_answerer((dir / "bad.json").string()), doctest::Contains("replies[0] needs a 'when'"), InputError);
   }
 }

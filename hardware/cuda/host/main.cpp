@@ -215,9 +215,6 @@ class Host {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // An exec makes a process dumpable again: a sibling host of the same uid (the candidate's)
-  // could otherwise read or write this one's memory and descriptors through /proc.
-  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   dup2(2, 1);  // what a kernel prints goes to stderr; replies have fd 3 of their own
   int device = -1;
   std::string kernel;
@@ -230,8 +227,14 @@ int main(int argc, char** argv) {
     else reply_and_exit({{"error", std::string("usage: ") + kmcts::worker::kHostBinary + " --device N --kernel PATH [--no-tracing]"}}, 2);
   }
   if (device < 0 || kernel.empty()) reply_and_exit({{"error", std::string(kmcts::worker::kHostBinary) + ": --device and --kernel are required"}}, 2);
+  // An exec makes a process dumpable again: a sibling host of the same uid (the candidate's)
+  // could otherwise read or write this one's memory and descriptors through /proc. Under a
+  // profiler (--no-tracing: the profile job) it stays so, for the profiler to attach
+  // (set_under_profiler).
+  if (tracing) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
   try {
-    kmcts::worker::confine_host_files(kernel, kmcts::worker::kHip);  // one thread yet: every later one is held too
+    // One thread yet: every later one is held too. Without tracing it runs under a profiler.
+    kmcts::worker::confine_host_files(kernel, kmcts::worker::kHip, /*profiled=*/!tracing);
     Host host(device, kernel, tracing);
     reply(host.ready());
     while (auto line = kmcts::worker::next_request()) reply(host.serve(json::parse(*line)));

@@ -151,6 +151,7 @@ json run_job(const std::string& job_path) {
     phases[name] = ms_since(phase_start);
     phase_start = Clock::now();
   };
+  set_under_profiler(plan.protocol == "profile");  // before its hosts start
   Session& session = kept<Session>(job, plan);
   if (plan.protocol == "profile") {
     // One candidate call on fresh inputs for the profiler; correctness was checked by the
