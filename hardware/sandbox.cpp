@@ -45,6 +45,22 @@ constexpr double kExitWaitSeconds = 5.0;  // wait_exited()'s limit
 /// (`pid` itself is level 0) are walked but not counted: a confined program runs two levels below
 /// the child forked (the keeper and its process namespace's init, forks of kmcts that never
 /// exec and would count kmcts's own pages). 0 when unreadable.
+/// Whether `dir` holds more than `max_bytes` of file data or `max_entries` entries (links not
+/// followed); stops counting as soon as it does. A folder that cannot be read holds nothing.
+bool folder_over(const std::filesystem::path& dir, uint64_t max_bytes, uint64_t max_entries) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  uint64_t bytes = 0, entries = 0;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (++entries > max_entries) return true;
+    const fs::file_status st = it->symlink_status(ec);
+    if (!ec && fs::is_regular_file(st)) bytes += it->file_size(ec);
+    if (bytes > max_bytes) return true;
+  }
+  return false;
+}
+
 int64_t resident_bytes(pid_t pid, int first_counted) {
   constexpr size_t kMaxWalked = 65536;
   std::vector<std::pair<pid_t, int>> queue = {{pid, 0}};
@@ -356,14 +372,15 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
   bool out_open = true, err_open = true, child_done = false, out_cut = false, err_cut = false;
   int wait_status = 0;
 
-  auto finish_child = [&](bool timed_out, bool over_memory = false) {
+  auto finish_child = [&](bool timed_out, bool over_memory = false, bool over_folder = false) {
     // A confined child's process namespace: its init, which ends only after every process in it.
     const pid_t init = confinement.pid_ns ? first_child(pid) : 0;
     // The child is still a zombie (not reaped), so its pid cannot have been reused.
     kill(-pid, SIGKILL);  // stragglers in its group (or everything, on a timeout)
-    if (timed_out || over_memory) kill(pid, SIGKILL);
+    if (timed_out || over_memory || over_folder) kill(pid, SIGKILL);
     result.timed_out = timed_out;
     result.memory_exceeded = over_memory;
+    result.folder_exceeded = over_folder;
     while (waitpid(pid, &wait_status, 0) < 0 && errno == EINTR) {
     }
     wait_exited(init);  // killed with the group above: the namespace is gone once it has exited
@@ -389,6 +406,13 @@ SandboxResult run_sandboxed(const std::vector<std::string>& argv, const SandboxL
       wait_ms = std::min(wait_ms, kRssTickMs);
       if (resident_bytes(pid, confinement.pid_ns ? 2 : 0) > (limits.max_rss_mb << 20)) {
         finish_child(false, true);
+        continue;
+      }
+    }
+    if (!child_done && !limits.watched_folder.empty()) {
+      wait_ms = std::min(wait_ms, kRssTickMs);
+      if (folder_over(limits.watched_folder, limits.max_folder_bytes, limits.max_folder_entries)) {
+        finish_child(false, false, true);
         continue;
       }
     }

@@ -39,6 +39,11 @@ struct SandboxLimits {
   /// lease while it runs) instead of kmcts's; CUDA IPC works within one uid. Wins over keep_uid.
   uid_t shared_uid = 0;
   uint64_t max_processes = 0;  // confined: RLIMIT_NPROC; 0: evaluator.max_processes
+  /// A folder the child writes into, held to `max_folder_bytes` of file data and
+  /// `max_folder_entries` entries (checked every 50 ms; over, the group gets SIGKILL): for
+  /// a folder it must be able to write, which RLIMIT_FSIZE bounds only file by file.
+  std::filesystem::path watched_folder;
+  uint64_t max_folder_bytes = 0, max_folder_entries = 0;
   std::string tmpfs_options = "size=64m,mode=1777";
 };
 
@@ -49,6 +54,7 @@ struct SandboxResult {
   int signal = 0;         // the terminating signal, 0 if it exited
   bool timed_out = false; // killed by us at the wall-clock limit
   bool memory_exceeded = false;  // killed by us over max_rss_mb
+  bool folder_exceeded = false;  // killed by us: watched_folder over its limits
   std::string out;
   std::string err;
   double wall_seconds = 0;

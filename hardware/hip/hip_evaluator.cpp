@@ -16,6 +16,7 @@
 #include "hardware/hip/devices.hpp"
 #include "hardware/hip/hip_compiler.hpp"
 #include "hardware/hip/rocprof_timing.hpp"
+#include "hardware/worker/landlock.hpp"
 #include "hardware/worker_result.hpp"
 
 // ---- Options of the hip evaluator (the shared ones: hardware/measure_settings.cpp) ----
@@ -49,6 +50,9 @@ using nlohmann::json;
 constexpr double kMinWarmupMs = 50;        // as on CUDA: clocks ramp up from idle
 constexpr double kShortKernelNs = 10000;   // kernels faster than this need twice the timed time
 constexpr const char* kTraceDir = "traces";  // in the worker's folder
+// What the candidate's trace folder may hold: an honest run's is a few MB in two files.
+constexpr uint64_t kMaxCandidateTraceBytes = 512ull << 20;
+constexpr uint64_t kMaxCandidateTraceFiles = 64;
 
 }  // namespace
 
@@ -135,8 +139,17 @@ std::vector<std::string> HipEvaluator::traced_command(const std::string& job, co
           worker_.string(), job};
 }
 
+std::string hip_trace_separation_error(bool confine, int landlock_abi) {
+  if (!confine || landlock_abi > 0) return "";
+  return "this kernel has no Landlock (Linux 5.13 or later), which keeps each kernel host to its own rocprofv3 trace "
+         "folder: without it the candidate's process could rewrite the reference's trace. Measure on a kernel with "
+         "Landlock, or set evaluator.confine=false to measure without any confinement";
+}
+
 EvalResult HipEvaluator::measure(const BuildResult& build) {
   if (!build.ok) return compile_error_result(build);
+  if (const std::string why = hip_trace_separation_error(confinement_enabled(), landlock_abi()); !why.empty())
+    return failed_result(Verdict::infra_error, "hip evaluator: " + why);
   try {
     const BuildResult& ref = reference();
     if (!ref.ok)
@@ -154,6 +167,10 @@ EvalResult HipEvaluator::measure(const BuildResult& build) {
     const std::string seen = view ? "/tmp/kmcts-traces" : traces.string();
     limits.binds.push_back({traces.string(), seen, true});
     limits.max_file_bytes = 256ull << 20;
+    // The candidate's folder is writable from inside its process, file by file up to the limit
+    // above: in all, it may hold what a long honest run writes many times over, and no more.
+    limits.watched_folder = traces / "candidate";
+    limits.max_folder_bytes = kMaxCandidateTraceBytes, limits.max_folder_entries = kMaxCandidateTraceFiles;
     // The result lists every call's window (about 150 bytes each, warm-up calls too), and
     // rocprofv3 talks.
     limits.max_output_bytes = std::max<size_t>(limits.max_output_bytes, 32u << 20);
@@ -183,31 +200,46 @@ EvalResult hip_result_from_traced_run(const SandboxResult& run, const fs::path& 
     if (line.is_object() && line.contains("verdict")) reply = std::move(line), worker.out = run.out.substr(from, end - from) + "\n";
     end = start == std::string::npos ? 0 : start;
   }
+  if (run.folder_exceeded) {
+    EvalResult r = failed_result(Verdict::rejected, fmt::format("rejected: the candidate's process filled its trace folder "
+                                                                "past {} MiB or {} files, and was stopped",
+                                                                kMaxCandidateTraceBytes >> 20, kMaxCandidateTraceFiles));
+    r.details = {{"rule", "trace_tampered"}, {"phase", "run"}, {"timing_source", "rocprofv3"}};
+    return r;
+  }
   // Anything but the worker's ok is its verdict, or what ended it. An ok is never scored by the
   // worker's provisional samples, whatever rocprofv3's own exit says.
   if (run.timed_out || run.memory_exceeded || run.signal != 0 || !reply.is_object() || reply.value("verdict", "") != "ok")
     return cuda_result_from_worker(worker, timeout_s, problem, peaks, seed);
   SandboxResult timed = worker;
   std::vector<hip::TraceRecord> reference, candidate;
+  const size_t max_records = hip::max_trace_records(reply);
   try {  // the reference's trace is the machine's to write: a fault there is not the candidate's
-    reference = hip::read_process_trace(trace_dir / "reference", reply.at("host_pids").at("reference").get<int64_t>());
+    reference = hip::read_process_trace(trace_dir / "reference", reply.at("host_pids").at("reference").get<int64_t>(),
+                                        max_records);
   } catch (const std::exception& e) {
     return failed_result(Verdict::infra_error, std::string("the HIP measurement's traces: ") + e.what(), run.err.substr(0, 4000));
   }
-  // The candidate's host writes its own trace as it exits: one that ends otherwise, or leaves no
-  // usable trace (its folder is writable from inside it), is not measured.
+  // The candidate's host writes its own trace as it exits: one that ends otherwise crashed; one
+  // that exits cleanly and leaves no usable trace (its folder is writable from inside it) had its
+  // trace tampered with, and is not measured.
   const std::string ended = reply.value("hosts_ended", json::object()).value("candidate", std::string("?"));
-  try {
-    if (ended != "exited with status 0") throw std::runtime_error("its process " + ended + " after its last call");
-    candidate = hip::read_process_trace(trace_dir / "candidate", reply.at("host_pids").at("candidate").get<int64_t>());
-  } catch (const std::exception& e) {
-    EvalResult r = failed_result(Verdict::crash, std::string("crash: no usable trace of the candidate's calls: ") + e.what(),
+  if (ended != "exited with status 0") {
+    EvalResult r = failed_result(Verdict::crash, "crash: the candidate's process " + ended + " after its last call",
                                  run.err.substr(0, 4000));
-    r.details = {{"timing_source", "rocprofv3"}};
+    r.details = {{"timing_source", "rocprofv3"}, {"host_ended", ended}};
     return r;
   }
   try {
-    hip::TracedRun traced = hip::time_from_traces(std::move(reply), reference, candidate, candidate_binary);
+    candidate = hip::read_process_trace(trace_dir / "candidate", reply.at("host_pids").at("candidate").get<int64_t>(),
+                                        max_records);
+  } catch (const std::exception& e) {
+    EvalResult r = failed_result(Verdict::rejected, std::string("rejected: no usable trace of the candidate's calls: ") + e.what());
+    r.details = {{"rule", "trace_tampered"}, {"phase", "after its calls"}, {"timing_source", "rocprofv3"}};
+    return r;
+  }
+  try {
+    hip::TracedRun traced = hip::time_from_traces(std::move(reply), std::move(reference), std::move(candidate), candidate_binary);
     if (traced.violation) {
       EvalResult r = failed_result(Verdict::rejected, "rejected: " + traced.violation->message);
       r.details = {{"rule", traced.violation->rule}, {"phase", traced.phase}, {"timing_source", "rocprofv3"}};

@@ -70,8 +70,15 @@ class HipEvaluator final : public Evaluator {
 
 /// The traced worker run turned into a result (exposed for tests): the worker's JSON line, its
 /// samples replaced by the traces under `trace_dir` (its hosts' PID_*_trace.csv files); a
-/// candidate whose records break a rule is "rejected"; traces that cannot time the run are an
+/// candidate whose records break a rule, or whose host exited cleanly without a usable trace
+/// (trace_tampered), is "rejected"; a reference trace that cannot time the run is an
 /// infra_error naming why; then cuda_result_from_worker's statistics.
+/// Why a HIP measurement cannot be trusted here, or "" when it can: each kernel host is kept to
+/// its own trace folder by Landlock (worker/host_serve.hpp), and without it (`landlock_abi` 0,
+/// a kernel before 5.13) the candidate's host could rewrite the reference's trace. Confinement
+/// turned off (`confine` false) is the user's choice and measures anyway.
+std::string hip_trace_separation_error(bool confine, int landlock_abi);
+
 EvalResult hip_result_from_traced_run(const SandboxResult& run, const std::filesystem::path& trace_dir,
                                       const std::string& candidate_binary, double timeout_s, const Problem& problem,
                                       const cuda::Roofline& peaks, uint64_t seed);

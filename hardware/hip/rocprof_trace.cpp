@@ -17,7 +17,8 @@ bool overlaps(const TraceRecord& r, uint64_t t0, uint64_t t1) { return r.end > t
 
 }  // namespace
 
-std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what) {
+std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what,
+                                           size_t max_records) {
   std::istringstream in(text);
   std::string line;
   std::map<std::string, size_t> column;
@@ -36,6 +37,7 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
       width = cells.size();
       continue;
     }
+    if (out.size() >= max_records) fail(fmt::format("more than {} records: a flood, not a trace of the run's calls", max_records));
     if (cells.size() < width) fail(fmt::format("{} cells where the header has {}", cells.size(), width));
     auto cell = [&](const char* name) -> std::string {
       const auto at = column.find(name);
@@ -65,7 +67,7 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
   return out;
 }
 
-WindowTime window_time(const std::vector<TraceRecord>& records, uint64_t t0, uint64_t t1) {
+WindowTime window_time(std::span<const TraceRecord> records, uint64_t t0, uint64_t t1) {
   WindowTime w;
   std::vector<cuda::Interval> intervals;
   for (const TraceRecord& r : records) {

@@ -16,6 +16,7 @@
 // rocprofv3 on an AMD GPU: no AMD GPU was available (README, "AMD GPUs").
 #include <cstdint>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -35,8 +36,10 @@ struct TraceRecord {
 /// std::runtime_error naming the file, the row and the column for: no header with
 /// Start_Timestamp and End_Timestamp, a row with fewer cells than the header, a timestamp that
 /// is missing or not a number, or an end before its start (a dispatch the trace lost the end of
-/// cannot be timed, and guessing would score work that was not measured).
-std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what);
+/// cannot be timed, and guessing would score work that was not measured), more than
+/// `max_records` rows.
+std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what,
+                                           size_t max_records = static_cast<size_t>(-1));
 
 struct WindowTime {
   uint64_t union_ns = 0;
@@ -45,7 +48,7 @@ struct WindowTime {
 };
 
 /// What ran in [t0, t1]: the union of the overlapping records clipped to the window.
-WindowTime window_time(const std::vector<TraceRecord>& records, uint64_t t0, uint64_t t1);
+WindowTime window_time(std::span<const TraceRecord> records, uint64_t t0, uint64_t t1);
 
 /// Records that overlap none of `windows` (each [start, end]): work left running or launched
 /// after its call returned.

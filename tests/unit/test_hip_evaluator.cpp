@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -42,6 +43,23 @@ TEST_CASE("hip evaluator: bad settings and the wrong kind of problem are input e
 }
 
 #if defined(KMCTS_TEST_HIPCC) && defined(KMCTS_TEST_HIP_WORKER)
+TEST_CASE("hip evaluator: without Landlock the candidate could rewrite the reference's trace: confined, it is not measured") {
+  CHECK(hip_trace_separation_error(true, 4).empty());
+  CHECK(hip_trace_separation_error(false, 0).empty());  // unconfined: the user's choice
+  const std::string why = hip_trace_separation_error(true, 0);
+  CHECK(why.find("no Landlock") != std::string::npos);
+  CHECK(why.find("evaluator.confine=false") != std::string::npos);
+}
+
+TEST_CASE("hip evaluator: a candidate stopped for filling its trace folder is rejected") {
+  SandboxResult run;
+  run.started = true, run.folder_exceeded = true, run.signal = SIGKILL;
+  const EvalResult r = hip_result_from_traced_run(run, "/nonexistent", "", 10, Problem{}, cuda::Roofline{}, 1);
+  CHECK(r.verdict == Verdict::rejected);
+  CHECK(r.details["rule"] == "trace_tampered");
+  CHECK(r.message.find("filled its trace folder past 512 MiB or 64 files") != std::string::npos);
+}
+
 TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is timed from its traces and audited") {
   const fs::path cache = kmcts::test::fresh_dir("hip-evaluator");
   Config config;
@@ -102,10 +120,11 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     CHECK(r.details["rule"] == "side_stream");
     CHECK(r.message.find("queue(s) 2 besides the launch queue 1") != std::string::npos);
   }
-  SUBCASE("a candidate's host that left no trace is not measured: a crash naming it") {
+  SUBCASE("a candidate's host that exited cleanly and left no trace is rejected: its trace was tampered with") {
     setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "lost_trace").c_str(), 1);
     const EvalResult r = evaluator.measure(build);
-    CHECK(r.verdict == Verdict::crash);
+    CHECK(r.verdict == Verdict::rejected);
+    CHECK(r.details["rule"] == "trace_tampered");
     CHECK(r.message.find("no kernel trace of process 102") != std::string::npos);
   }
   SUBCASE("a candidate's trace turned into a link is never followed") {
@@ -113,7 +132,8 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     setenv("KMCTS_FAKE_ROCPROF_LINK", "/dev/zero", 1);
     const EvalResult r = evaluator.measure(build);
     unsetenv("KMCTS_FAKE_ROCPROF_LINK");
-    CHECK(r.verdict == Verdict::crash);
+    CHECK(r.verdict == Verdict::rejected);
+    CHECK(r.details["rule"] == "trace_tampered");
     CHECK(r.message.find("cannot open 102_kernel_trace.csv") != std::string::npos);
   }
   unsetenv("KMCTS_FAKE_ROCPROF_CASE");

@@ -178,3 +178,37 @@ TEST_CASE("process namespace: its keeper and init, forks of the caller, do not c
   CHECK_FALSE(r.memory_exceeded);
   CHECK(held[4096] == static_cast<char>(4096));
 }
+
+TEST_CASE("sandbox: a child that fills a watched folder past its bytes or its entries is stopped") {
+  // A HIP candidate's trace folder must stay writable from inside its process (rocprofv3's tool
+  // writes there); RLIMIT_FSIZE bounds a file, this bounds the folder (issue 31).
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kmcts-test-watched-" + std::to_string(getpid()));
+  struct Case {
+    const char* what;
+    const char* script;
+  };
+  for (const Case& c : {Case{"many small files", "i=0; while [ $i -lt 5000 ]; do : > f$i; i=$((i+1)); done; sleep 20"},
+                        Case{"one large file", "head -c 4000000 /dev/zero > big; sleep 20"}}) {
+    CAPTURE(c.what);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    SandboxLimits limits;
+    limits.timeout_s = 30;
+    limits.watched_folder = dir;
+    limits.max_folder_bytes = 1u << 20, limits.max_folder_entries = 100;
+    const SandboxResult r = run_sandboxed({"sh", "-c", c.script}, limits, dir);
+    CHECK(r.folder_exceeded);
+    CHECK(r.signal == SIGKILL);
+    CHECK(r.wall_seconds < 15);  // stopped, not left to its timeout
+  }
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  SandboxLimits limits;
+  limits.watched_folder = dir;
+  limits.max_folder_bytes = 1u << 20, limits.max_folder_entries = 100;
+  const SandboxResult within = run_sandboxed({"sh", "-c", "head -c 1000 /dev/zero > small; sleep 0.2"}, limits, dir);
+  CHECK(within.exited_cleanly());
+  CHECK_FALSE(within.folder_exceeded);
+  fs::remove_all(dir);
+}

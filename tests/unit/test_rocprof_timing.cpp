@@ -37,9 +37,11 @@ json worker_result() {
             {"candidate_samples_ns", {30000, 30000}},
             {"counters", json::object()},
             {"host_pids", {{"reference", 101}, {"candidate", 102}}}};
+  // The timed windows leave about 60 us off the GPU on both sides (the worker's request, the
+  // launch, the synchronisation, the reply).
   r["windows"] = {window(false, "reference", 1000000, 1100000), window(true, "correctness", 1200000, 1300000),
-                  window(false, "timing", 2000000, 2100000),    window(true, "timing", 3000000, 3100000),
-                  window(false, "timing", 4000000, 4100000),    window(true, "timing", 5000000, 5100000),
+                  window(false, "timing", 2000000, 2100000),    window(true, "timing", 3000000, 3090000),
+                  window(false, "timing", 4000000, 4100000),    window(true, "timing", 5000000, 5085000),
                   window(true, "events", 6000000, 6100000)};
   return r;
 }
@@ -56,6 +58,27 @@ std::vector<TraceRecord> candidate_records() {
           kernel("_Z4silu", 5010000, 5035000), kernel("_Z4silu", 6010000, 6030000)};
 }
 
+// Twelve timed calls a side, alternating, each in a window of `window_ns`: the reference's
+// trace has one kernel of `reference_ns` in each, the candidate's one of `candidate_ns`, both
+// starting `offset_ns` into the window.
+struct Paired {
+  json result;
+  std::vector<TraceRecord> reference, candidate;
+};
+Paired paired_calls(uint64_t window_ns, uint64_t offset_ns, uint64_t reference_ns, uint64_t candidate_ns) {
+  Paired p;
+  p.result = {{"verdict", "ok"}, {"counters", json::object()}, {"windows", json::array()}};
+  uint64_t t = 1'000'000'000;
+  for (int i = 0; i < 24; ++i, t += 2 * window_ns) {
+    const bool cand = i % 2 == 1;
+    p.result["windows"].push_back(window(cand, "timing", t, t + window_ns));
+    const uint64_t busy = cand ? candidate_ns : reference_ns;
+    (cand ? p.candidate : p.reference).push_back(kernel(cand ? "_Z4silu" : "_Z3ref", t + offset_ns, t + offset_ns + busy));
+    p.result[cand ? "candidate_samples_ns" : "reference_samples_ns"].push_back(1.0);
+  }
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("rocprof timing: each timed window's union becomes a sample, on the clock the records fit") {
@@ -67,6 +90,8 @@ TEST_CASE("rocprof timing: each timed window's union becomes a sample, on the cl
   CHECK(run.result["counters"]["records_in_windows"] == 8);
   CHECK(run.result["counters"]["records_in_windows_other_clock"] == 0);
   CHECK(run.result["counters"]["timing_source"] == "rocprofv3");
+  CHECK(run.result["counters"]["trace_floor_gap_ns"] == 60000);  // the reference's median window less union
+  CHECK(run.result["counters"]["samples_raised_to_floor_candidate"] == 0);
   CHECK_FALSE(run.result.contains("windows"));
   // The candidate's kernel table: per kernel name, the calls and the time inside its timed windows.
   const json table = run.result["kernel_tables"]["candidate"];
@@ -126,29 +151,58 @@ TEST_CASE("rocprof timing: a candidate's work on a second queue, a library kerne
 TEST_CASE("rocprof timing: a candidate trace that leaves much more of its calls off the GPU than the reference's breaks the bound") {
   // Twelve 10 ms calls a side: the reference's trace fills 9.9 ms of each, the candidate's
   // (forged: it is written inside the candidate's process) only 1 ms.
-  json r = {{"verdict", "ok"}, {"counters", json::object()}, {"windows", json::array()}};
-  std::vector<TraceRecord> reference, candidate;
-  uint64_t t = 1'000'000'000;
-  for (int i = 0; i < 24; ++i) {
-    const bool cand = i % 2 == 1;
-    r["windows"].push_back(window(cand, "timing", t, t + 10'000'000));
-    (cand ? candidate : reference).push_back(kernel(cand ? "_Z4silu" : "_Z3ref", t + 50'000, t + (cand ? 1'050'000 : 9'950'000)));
-    r[cand ? "candidate_samples_ns" : "reference_samples_ns"].push_back(1.0);
-    t += 20'000'000;
-  }
-  const auto run = kmcts::hip::time_from_traces(r, reference, candidate, kBinary);
+  const Paired p = paired_calls(10'000'000, 50'000, 9'900'000, 1'000'000);
+  const auto run = kmcts::hip::time_from_traces(p.result, p.reference, p.candidate, kBinary);
   REQUIRE(run.violation);
   CHECK(run.violation->rule == "timing_bound");
   CHECK(run.result["counters"].contains("timing_bound"));
 }
 
-TEST_CASE("rocprof timing: traces that do not fit the worker's windows are errors naming why") {
+TEST_CASE("rocprof timing: a forged candidate trace under the bound gains nothing: samples stay at window less the reference's overhead") {
+  // The review's exploit: 100 us calls a side, 10 us of each off the GPU; the candidate's trace
+  // (written inside its own process) claims 10 us of GPU time, little enough in all to pass the
+  // bound's floor. Scored by its trace it would be 9x; each sample is raised to its window less
+  // the reference's median overhead, the time the call really took.
+  const Paired p = paired_calls(100'000, 5'000, 90'000, 10'000);
+  const auto run = kmcts::hip::time_from_traces(p.result, p.reference, p.candidate, kBinary);
+  CHECK_FALSE(run.violation);  // under the bound
+  CHECK(run.result["counters"]["trace_floor_gap_ns"] == 10000);
+  CHECK(run.result["counters"]["samples_raised_to_floor_candidate"] == 12);
+  CHECK(run.result["counters"]["samples_raised_to_floor_reference"] == 0);
+  for (const json& v : run.result["candidate_samples_ns"]) CHECK(v.get<double>() == 90000.0);
+}
+
+TEST_CASE("rocprof timing: a candidate trace that hides a timed call, or floods, is rejected, not an error of the machine") {
   SUBCASE("a timed call with no record") {
     auto records = candidate_records();
     records.erase(records.begin() + 3);  // the second timed call's kernel
-    CHECK_THROWS_WITH(kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary),
-                      doctest::Contains("timed call 2 of the candidate has no record"));
+    const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    REQUIRE(run.violation);
+    CHECK(run.violation->rule == "trace_tampered");
+    CHECK(run.violation->message.find("timed call 2 of the candidate has no record") != std::string::npos);
   }
+  SUBCASE("records on the other clock do not move the clock the reference's trace is on") {
+    auto records = candidate_records();
+    for (int i = 0; i < 50; ++i) {  // the monotonic clock's windows, flooded
+      TraceRecord r = kernel("_Z4silu", 0, 0);
+      r.start = 3'010'000 + i, r.end = 3'020'000 + i;
+      records.push_back(r);
+    }
+    const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    CHECK(run.result["counters"]["trace_clock"] == "boot");
+    REQUIRE(run.violation);  // and the flood lies outside its calls on the boot clock
+    CHECK(run.violation->rule == "stray_work");
+  }
+  SUBCASE("more records than the run's windows allow") {
+    std::string csv = "\"Kind\",\"Queue_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+    for (int i = 0; i < 11; ++i) csv += "\"KERNEL_DISPATCH\",1,\"_Z4silu\",100,200\n";
+    CHECK_THROWS_WITH(kmcts::hip::parse_rocprof_csv(csv, TraceRecord::Kind::kernel, "102_kernel_trace.csv", 10),
+                      doctest::Contains("102_kernel_trace.csv: row 12: more than 10 records"));
+    CHECK(kmcts::hip::max_trace_records(worker_result()) == 7 * 64 + 4096);
+  }
+}
+
+TEST_CASE("rocprof timing: traces that do not fit the worker's windows are errors naming why") {
   SUBCASE("more timed windows than samples") {
     json r = worker_result();
     r["candidate_samples_ns"] = {30000};
@@ -158,7 +212,13 @@ TEST_CASE("rocprof timing: traces that do not fit the worker's windows are error
   SUBCASE("timestamps on neither clock") {
     std::vector<TraceRecord> far = {kernel("_Z3ref", 90000000000, 90000001000)};
     CHECK_THROWS_WITH(kmcts::hip::time_from_traces(worker_result(), far, far, kBinary),
-                      doctest::Contains("lies in any call window on the monotonic or the boot clock"));
+                      doctest::Contains("lies in any of its call windows on the monotonic or the boot clock"));
+  }
+  SUBCASE("a timed call of the reference with no record") {
+    auto records = reference_records();
+    records.pop_back();
+    CHECK_THROWS_WITH(kmcts::hip::time_from_traces(worker_result(), records, candidate_records(), kBinary),
+                      doctest::Contains("timed call 2 of the reference has no record in its window"));
   }
   SUBCASE("no windows") {
     json r = worker_result();
@@ -167,7 +227,8 @@ TEST_CASE("rocprof timing: traces that do not fit the worker's windows are error
                       doctest::Contains("no call windows"));
   }
   SUBCASE("no records at all") {
-    CHECK_THROWS_WITH(kmcts::hip::time_from_traces(worker_result(), {}, {}, kBinary), doctest::Contains("hold no records"));
+    CHECK_THROWS_WITH(kmcts::hip::time_from_traces(worker_result(), {}, {}, kBinary),
+                      doctest::Contains("no record of the reference's trace (0 records)"));
   }
 }
 
