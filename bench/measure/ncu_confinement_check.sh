@@ -5,7 +5,8 @@
 # profiler_room: file writes allowed, a larger private /tmp; the worker and its hosts dumpable in a
 # profile job) is enough:
 #  1. ncu on a trivial kernel: plain; inside a network namespace of its own (loopback down); under
-#     another uid, its target dumpable or not; under kmcts-confine with file writes and without;
+#     another uid, its target dumpable or not; under kmcts-confine with file writes and without,
+#     and run from a folder under /tmp (as the worker is: the confined view hides it);
 #  2. compute-sanitizer the same way, bare and with the room;
 #  3. `kmcts measure` with evaluator.cuda.profile=true, confined and not.
 # Run on the GPU host with the bundle carried:
@@ -59,6 +60,9 @@ run() {  # run NAME command...
   run ncu_other_uid setpriv --reuid 2000000001 --regid 2000000001 --clear-groups "${ncu_cmd[@]}"
   run ncu_other_uid_nodump setpriv --reuid 2000000001 --regid 2000000001 --clear-groups "${ncu_cmd[@]}" nodump
   run ncu_confined_room_nodump "$CONFINE" "$(limits 1073741824 size=1g,mode=1777)" "${ncu_cmd[@]}" nodump
+  # the working folder: kmcts's worker runs in a folder under /tmp, which the confined view hides
+  mkdir -p /tmp/kmcts-ncu-cwd
+  run ncu_confined_cwd_under_tmp sh -c 'cd /tmp/kmcts-ncu-cwd && exec "$@"' sh "$CONFINE" "$(limits 1073741824 size=1g,mode=1777)" "${ncu_cmd[@]}"
   run sanitizer_plain "${san_cmd[@]}"
   run sanitizer_confined_bare "$CONFINE" "$(limits 0 size=64m,mode=1777)" "${san_cmd[@]}"
   run sanitizer_confined_room "$CONFINE" "$(limits 1073741824 size=1g,mode=1777)" "${san_cmd[@]}"

@@ -70,12 +70,26 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-// What Nsight Compute and compute-sanitizer need beyond a measurement's confinement: they write
+// What Nsight Compute and compute-sanitizer need beyond a measurement's confinement, found on the
+// H100 (bench/measure/ncu_confinement_check.sh, bench/results/llm-cuda-session.md): they write
 // temporary reports and lock files under the private /tmp, where a measurement may write nothing
-// (RLIMIT_FSIZE 0 killed both with SIGXFSZ on the H100: bench/results/llm-cuda-session.md).
-void profiler_room(SandboxLimits& limits) {
+// (RLIMIT_FSIZE 0 killed both with SIGXFSZ); and under a uid of its own the profiler could not
+// start its target ("Launching the target application failed", compute-sanitizer's "Error
+// launching target app"): its working folder, under /tmp, was not in the child's view. It runs
+// under kmcts's uid without capabilities, as the KernelBench harness does; so kept, the user's
+// home is hidden from it (root's files are its uid's), and the kernel hosts' Landlock reads only
+// system folders anyway. `tool` is the profiler.
+void profiler_room(SandboxLimits& limits, const fs::path& folder, const fs::path& worker, const std::string& tool) {
   limits.max_file_bytes = 1ull << 30;
   limits.tmpfs_options = "size=1g,mode=1777";
+  limits.keep_uid = true;
+  // The worker's folder, by its path: the profiler starts its target there by name (a folder
+  // under the private /tmp is gone from the view, the measurement's worker only keeps it open).
+  std::vector<fs::path> needed = {folder, worker.parent_path().parent_path()};  // and the bundle
+  std::error_code ec;
+  if (const std::string program = find_program(tool); !program.empty())
+    needed.push_back(fs::canonical(program, ec).parent_path().parent_path());
+  hide_home(limits, needed);
 }
 
 // The roofline's peaks: the configured ones, else the worker's estimates from the device.
@@ -243,8 +257,10 @@ void CudaEvaluator::profile(const WorkerFolder& folder, int device, const BuildR
   // A profiler replays each kernel several times.
   SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 2, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
-  profiler_room(limits);
-  SandboxResult run = run_sandboxed({cuda::find_cuda_tool(settings_.ncu, "ncu"), "--csv", "--metrics", metrics,
+  const std::string ncu = cuda::find_cuda_tool(settings_.ncu, "ncu");
+  profiler_room(limits, folder.dir(), worker_, ncu);
+  // Only the candidate's call is profiled: its host opens the profiler's range around it.
+  SandboxResult run = run_sandboxed({ncu, "--csv", "--profile-from-start", "off", "--metrics", metrics,
                                      "--target-processes", "all", worker_.string(), job},
                                     limits, folder.dir());
   deep_->record(result, key, run, problem_, peaks_for(settings_.peaks, result.details));
@@ -257,8 +273,8 @@ void CudaEvaluator::diagnose(const WorkerFolder& folder, int device, EvalResult&
   // memcheck slows kernels by 10-100x; one call is run
   SandboxLimits limits = WorkerFolder::limits(settings_.timeout_s * 10, settings_.timing.max_samples);
   limits.max_rss_mb = settings_.memory_mb;
-  profiler_room(limits);
   std::vector<std::string> argv = settings_.diagnosis.command();
+  profiler_room(limits, folder.dir(), worker_, argv.front());
   argv.insert(argv.end(), {worker_.string(), job});
   const SandboxResult run = run_sandboxed(argv, limits, folder.dir());
   cuda::add_fault(result, run.out + run.err, run.started, run.error, run.wall_seconds);

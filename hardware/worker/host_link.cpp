@@ -218,6 +218,10 @@ std::string HostLink::read_line(const std::string& phase) {
 }
 
 void HostLink::signal_host(int signal) {
+  // Under a profiler the host runs on between requests: its injected profiler talks to the
+  // profiler's front end after a kernel, and a stopped host would hold both up. Nothing is
+  // timed in a profile job, which is what stopping it guards.
+  if (signal == SIGSTOP && g_under_profiler.load()) return;
   if (pid_ > 0) kill(pid_, signal);
 }
 

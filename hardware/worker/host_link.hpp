@@ -33,8 +33,9 @@ struct HostFailure : std::runtime_error {
 /// The worker runs under a profiler (Nsight Compute, compute-sanitizer: the "profile" job): it
 /// and the hosts it starts stay dumpable. The profiler runs confined under their uid without
 /// capabilities, and reads their /proc files as it attaches ("Launching the target application
-/// failed" on the H100 while the worker made itself non-dumpable). Nothing of a profile run is
-/// scored; a host still cannot trace or write the worker (its seccomp filter and Landlock).
+/// failed" on the H100 while the worker made itself non-dumpable). Its hosts are not stopped
+/// between requests either (a stopped host cannot answer its profiler). Nothing of a profile run
+/// is scored; a host still cannot trace or write the worker (its seccomp filter and Landlock).
 void set_under_profiler(bool profiled);
 
 /// The worker's verdict on a host's failure: a candidate's is a crash ("crash: SIGSEGV" when a

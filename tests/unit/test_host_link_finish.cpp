@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -37,6 +38,17 @@ int in_child(int (*body)()) {
   int status = 0;
   waitpid(pid, &status, 0);
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
+}
+
+// The state letter of /proc/PID/stat ('T': stopped), '?' when unreadable.
+char process_state(pid_t pid) {
+  std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return '?';
+  char line[512] = {0};
+  const size_t n = std::fread(line, 1, sizeof line - 1, f);
+  std::fclose(f);
+  const char* close = std::strrchr(line, ')');  // the name may hold spaces and parentheses
+  return n > 0 && close && close[1] == ' ' ? close[2] : '?';
 }
 
 }  // namespace
@@ -76,11 +88,16 @@ TEST_CASE("host link: the worker stays dumpable for a profiler to attach, and on
             kmcts::worker::set_under_profiler(true);
             HostLink host(true, "/bin/sh", {"-c", "echo '{\"ready\":true}' >&3; cat >/dev/null"});
             host.wait_ready();
+            // Nor is the host stopped after its reply: a stopped host cannot answer its profiler.
+            usleep(100000);
+            if (process_state(host.pid()) == 'T') return 2;
             return prctl(PR_GET_DUMPABLE) == 1 && host.finish(10) == "exited with status 0" ? 0 : 1;
           }
                             : +[] {
                                 HostLink host(true, "/bin/sh", {"-c", "echo '{\"ready\":true}' >&3; cat >/dev/null"});
                                 host.wait_ready();
+                                usleep(100000);
+                                if (process_state(host.pid()) != 'T') return 2;  // stopped between requests
                                 return prctl(PR_GET_DUMPABLE) == 0 && host.finish(10) == "exited with status 0" ? 0 : 1;
                               }) == 0);
   }

@@ -44,6 +44,7 @@
 #define KMCTS_KERNEL_HEADER "kmcts_hip.h"
 #else
 #include "kmcts_cuda.h"
+#include <cuda_profiler_api.h>
 #define KMCTS_KERNEL_SYMBOL "kmcts_cuda_kernel"
 #define KMCTS_KERNEL_HEADER "kmcts_cuda.h"
 #endif
@@ -169,10 +170,13 @@ class Host {
       kmcts::cuda::ActivitySample s;
       if (timer_) {
         s = timer_->measure([&] { launch(b); });
-      } else {  // under a profiler: the call alone
+      } else {  // under a profiler: the call alone, the profiler's range around it (ncu
+                // --profile-from-start off: the worker's draws and checks are not profiled)
         check(cudaDeviceSynchronize(), "before the call");
+        check(cudaProfilerStart(), "cudaProfilerStart");
         launch(b);
         check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        check(cudaProfilerStop(), "cudaProfilerStop");
       }
       size_t limit = 0;
       cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize);
