@@ -39,12 +39,6 @@ constexpr int kFallbackTickMs = 10;
 constexpr int kRssTickMs = 50;
 constexpr double kExitWaitSeconds = 5.0;  // wait_exited()'s limit
 
-/// Resident bytes of the processes below `pid` (each thread's children,
-/// /proc/PID/task/TID/children), walked breadth first with no limit on depth (a chain of forks
-/// cannot hide memory below it), at most kMaxWalked processes; the first `first_counted` levels
-/// (`pid` itself is level 0) are walked but not counted: a confined program runs two levels below
-/// the child forked (the keeper and its process namespace's init, forks of kmcts that never
-/// exec and would count kmcts's own pages). 0 when unreadable.
 /// Whether `dir` holds more than `max_bytes` of file data or `max_entries` entries (links not
 /// followed); stops counting as soon as it does. A folder that cannot be read holds nothing.
 bool folder_over(const std::filesystem::path& dir, uint64_t max_bytes, uint64_t max_entries) {
@@ -61,6 +55,12 @@ bool folder_over(const std::filesystem::path& dir, uint64_t max_bytes, uint64_t 
   return false;
 }
 
+/// Resident bytes of the processes below `pid` (each thread's children,
+/// /proc/PID/task/TID/children), walked breadth first with no limit on depth (a chain of forks
+/// cannot hide memory below it), at most kMaxWalked processes; the first `first_counted` levels
+/// (`pid` itself is level 0) are walked but not counted: a confined program runs two levels below
+/// the child forked (the keeper and its process namespace's init, forks of kmcts that never
+/// exec and would count kmcts's own pages). 0 when unreadable.
 int64_t resident_bytes(pid_t pid, int first_counted) {
   constexpr size_t kMaxWalked = 65536;
   std::vector<std::pair<pid_t, int>> queue = {{pid, 0}};

@@ -28,6 +28,8 @@ namespace {
 using nlohmann::json;
 constexpr size_t kMaxReplyBytes = size_t{1} << 20;
 
+std::atomic<bool> g_under_profiler{false};  // set_under_profiler()
+
 /// Drops every capability this process holds, and what an exec could give back (the bounding
 /// set; needs CAP_SETPCAP, which is dropped last). Under a user namespace the worker is its
 /// root: without this, a host of the same uid holds CAP_SYS_PTRACE there, and not being dumpable
@@ -44,8 +46,6 @@ void drop_every_capability() {
 /// What the worker does before each host: nothing under its uid may read its memory or
 /// environment, nor ptrace it; a host that died makes a write fail (EPIPE), not end the worker;
 /// the two pipes (requests, replies).
-std::atomic<bool> g_under_profiler{false};
-
 void before_a_host(bool candidate, int request[2], int reply[2]) {
   drop_every_capability();
   if (!g_under_profiler.load()) prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
