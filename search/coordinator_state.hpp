@@ -32,6 +32,7 @@ struct AgentDone {
   std::shared_ptr<const nlohmann::json> meta;       // code.meta, shared by views, event and store
   std::shared_ptr<const nlohmann::json> plan_data;  // the edge's plan data (plan.data with its prior)
   std::string known_key;                            // KnownVariants::key_of(code.meta)
+  nlohmann::json spare_json;  // spare_plans_json(spare_plans), made on the agent's thread (null: not made)
 };
 
 /// A copy of the fields RunStore::update_node writes (not meta and plan, fixed at add_node).

@@ -37,8 +37,10 @@ KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
 KMCTS_OPTION("search.reroot_depth", Int, 64, 0, 1000000,
              "Re-rooting for deep lineages: once the node about to be expanded, or a new best, lies more than this many "
              "levels below where descents start (or not below it at all), later descents (and the backups of their "
-             "jobs) start at its ancestor half as many levels up; the statistics above stay as they were. Most "
-             "descents and backups then walk about this depth, not the lineage's (thousands deep at 10^5 evaluations; "
+             "jobs) start at its ancestor half as many levels up, and follow the lineage tree below it (each child from "
+             "the node it was made from, not transposition edges, which lead across lineages at any depth); the "
+             "statistics above stay as they were, and every edge still counts in them. Most descents and backups then "
+             "walk about this depth, not the lineage's (thousands deep at 10^5 evaluations; "
              "a descent falls back to the seed when nothing below its start can be selected); the refinement arm "
              "still picks from every measured node. 0 = every descent starts at the seed.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
@@ -94,7 +96,7 @@ bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const 
   if (state == 1 || state == 3) return false;
   if (state == 2) return true;
   memo(node) = 1;
-  bool result = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
+  bool result = open(graph, node);
   if (!result && enterable(graph, node))
     graph.for_each_child(node, [&](int c, const EdgeRecord&) {
       result = enterable(graph, c) && selectable(graph, c);
@@ -104,23 +106,55 @@ bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const 
   return result;
 }
 
-void MctsStrategy::refresh(const VariantGraph& graph, int node) {
+bool MctsStrategy::tree_selectable(const VariantGraph& graph, int node) const {
+  if (parts_.keep_selectability)
+    return static_cast<size_t>(node) < tree_open_.size() && tree_open_[static_cast<size_t>(node)];
+  if (!enterable(graph, node)) return false;
+  bool result = open(graph, node);
+  if (!result)
+    graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+      result = graph.tree_parent(c) == node && tree_selectable(graph, c);
+      return !result;
+    });
+  return result;
+}
+
+void MctsStrategy::refresh_tree(const VariantGraph& graph, int node) {
+  if (!parts_.keep_selectability) return;
+  // Up the tree parents while the flag changes: a node's flag reads only its tree children's.
+  for (; node >= 0; node = graph.tree_parent(node)) {
+    bool is_open = false;
+    if (enterable(graph, node)) {
+      is_open = open(graph, node);
+      if (!is_open)
+        graph.for_each_child(node, [&](int c, const EdgeRecord&) {
+          is_open = graph.tree_parent(c) == node && static_cast<size_t>(c) < tree_open_.size() && tree_open_[static_cast<size_t>(c)];
+          return !is_open;
+        });
+    }
+    if (tree_open_.size() <= static_cast<size_t>(node)) tree_open_.resize(static_cast<size_t>(node) + 1 + tree_open_.size() / 2, 0);
+    if (tree_open_[static_cast<size_t>(node)] == static_cast<uint8_t>(is_open)) return;
+    tree_open_[static_cast<size_t>(node)] = is_open;
+  }
+}
+
+void MctsStrategy::refresh_graph(const VariantGraph& graph, int node) {
   if (!parts_.keep_selectability || graph.reaches_cycle(node)) return;
-  bool open = false;
+  bool is_open = false;
   if (enterable(graph, node)) {
-    open = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
+    is_open = open(graph, node);
     // The children reach no cycle either, so their flags are kept (and 0 unless enterable).
-    if (!open)
+    if (!is_open)
       graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-        open = static_cast<size_t>(c) < selectable_.size() && selectable_[static_cast<size_t>(c)];
-        return !open;
+        is_open = static_cast<size_t>(c) < selectable_.size() && selectable_[static_cast<size_t>(c)];
+        return !is_open;
       });
   }
   if (selectable_.size() <= static_cast<size_t>(node)) selectable_.resize(static_cast<size_t>(node) + 1 + selectable_.size() / 2, 0);
-  if (selectable_[static_cast<size_t>(node)] == static_cast<uint8_t>(open)) return;
-  selectable_[static_cast<size_t>(node)] = open;
+  if (selectable_[static_cast<size_t>(node)] == static_cast<uint8_t>(is_open)) return;
+  selectable_[static_cast<size_t>(node)] = is_open;
   graph.for_each_parent(node, [&](int p) {
-    refresh(graph, p);
+    refresh_graph(graph, p);
     return true;
   });
 }
@@ -211,7 +245,11 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   for (bool found = false; !found;) {
     ++epoch_;
     for (int d : dead_ends) memo(d) = 3;
-    if (!selectable(graph, top)) {
+    // Below a re-rooted start a descent follows the lineage tree (each child from the node it
+    // was made from): transpositions lead across lineages at any depth, and a descent that
+    // followed them walked hundreds of closed nodes. The tree has no cycle to search for.
+    const bool tree_only = top != 0;
+    if (!(tree_only ? tree_selectable(graph, top) : selectable(graph, top))) {
       if (top == 0) return std::nullopt;
       top = 0;  // nothing left to select below it: the whole tree again
       continue;
@@ -221,8 +259,8 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     while (true) {
       path.push_back(node);
       memo_entry(node).on_path = true;
-      const bool open = graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
-      if (open && !parts_.compare_expansion) {
+      const bool here = open(graph, node);
+      if (here && !parts_.compare_expansion) {
         found = true;
         break;
       }
@@ -230,17 +268,21 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
       candidates.clear();
       // A child on the path would close a cycle through this node: below a node that reaches
       // none, no child is on the path, and the O(depth) search for one is skipped.
-      const bool may_cycle = graph.reaches_cycle(node);
+      const bool may_cycle = !tree_only && graph.reaches_cycle(node);
       graph.for_each_child(node, [&](int c, const EdgeRecord& e) {
-        if (!(may_cycle && on_path(c)) && enterable(graph, c) && selectable(graph, c)) candidates.emplace_back(c, &e);
+        if (tree_only ? graph.tree_parent(c) == node && tree_selectable(graph, c)
+                      : !(may_cycle && on_path(c)) && enterable(graph, c) && selectable(graph, c))
+          candidates.emplace_back(c, &e);
         return true;
       });
       if (candidates.empty()) {
-        found = open;
-        if (!open) dead_ends.push_back(node);  // only reachable through a cycle
+        found = here;
+        if (here) break;
+        if (tree_only) top = 0;  // (never, while the tree's flags hold): the whole graph again
+        else dead_ends.push_back(node);  // only reachable through a cycle
         break;
       }
-      const int chosen = choose_child(graph, node, candidates, rng, open);
+      const int chosen = choose_child(graph, node, candidates, rng, here);
       if (chosen < 0) {  // expanding here won over every child
         found = true;
         break;
@@ -249,7 +291,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     }
   }
   ++selections_;
-  follow(graph, path.back());
+  search_root_ = start_for(graph, path.back());
   Selection selection = ledger_.start_expand(std::move(path));
   refresh(graph, selection.node);  // one more expansion in flight there
   if (bandit_) arm_of_.emplace(selection.node, RefineBandit::descend);
@@ -262,8 +304,10 @@ std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, Coun
     const int node = -incumbents_.top().second;
     if (has_capacity(graph, node)) {
       ++selections_;
-      follow(graph, node);
-      Selection selection = ledger_.start_expand(graph.tree_path(node, search_root_));
+      // Its path starts where the descents start when it lies near below that, else half the
+      // limit above it; the descents stay where they are (an old incumbent may lie high above
+      // a lineage that went on thousands of levels: starting them there walked all of it).
+      Selection selection = ledger_.start_expand(graph.tree_path(node, start_for(graph, node)));
       refresh(graph, selection.node);
       arm_of_.emplace(node, RefineBandit::refine);
       return selection;
@@ -285,24 +329,24 @@ void MctsStrategy::note_outcome(const VariantGraph& graph, const Selection& s, i
     if (bandit_) incumbents_.emplace(*reward, -node);  // ties: the older node first
     if (!best_reward_ || *reward > *best_reward_) {
       best_reward_ = *reward;
-      follow(graph, node);
+      search_root_ = start_for(graph, node);
     }
   }
 }
 
-void MctsStrategy::follow(const VariantGraph& graph, int node) {
+int MctsStrategy::start_for(const VariantGraph& graph, int node) const {
   const int limit = parts_.reroot_depth;
-  if (limit <= 0) return;
+  if (limit <= 0) return search_root_;
   const int depth = graph.node(node).depth, below = depth - graph.node(search_root_).depth;
   if (below >= 0 && below <= limit) {  // near enough below the descents' start, if below it at all
     int up = node;
     for (int k = 0; k < below; ++k) up = graph.tree_parent(up);
-    if (up == search_root_) return;
+    if (up == search_root_) return search_root_;
   }
-  int up = node;  // its ancestor half the limit up (the seed for a shallow node elsewhere)
-  for (int k = 0; k < limit / 2 && up != 0; ++k) up = graph.tree_parent(up);
-  if (depth <= limit / 2) up = 0;
-  search_root_ = up;
+  if (depth <= limit / 2) return 0;  // a shallow node elsewhere: the seed
+  int up = node;  // its ancestor half the limit up
+  for (int k = 0; k < limit / 2; ++k) up = graph.tree_parent(up);
+  return up;
 }
 
 void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path) const { recompute(graph, path, false); }

@@ -79,10 +79,26 @@ class MctsStrategy final : public LedgerStrategy {
   /// Searches below `node` (memoised per descent): for nodes that reach a cycle, and the
   /// reference the tests hold the kept flags against.
   bool search_selectable(const VariantGraph& graph, int node) const;
+  /// Whether a descent below a re-rooted start may enter `node`: it is open, or an enterable
+  /// child made from it (its tree child) is. The lineage tree has no cycle, so the kept flag
+  /// always holds; without keep_selectability it is searched.
+  bool tree_selectable(const VariantGraph& graph, int node) const;
+  /// Whether `node` itself is open: ok, with room for one more child.
+  bool open(const VariantGraph& graph, int node) const {
+    return graph.node(node).status == NodeStatus::ok && has_capacity(graph, node);
+  }
+  /// Recomputes the kept flags of `node` after its state changed: refresh_graph() and
+  /// refresh_tree().
+  void refresh(const VariantGraph& graph, int node) {
+    refresh_tree(graph, node);
+    refresh_graph(graph, node);
+  }
   /// Recomputes the kept flag of `node` (ok, and room in it or in an ok child's subtree) from
   /// its own state and its children's flags; a change goes on to its parents. Nodes that
   /// reach a cycle keep none (see selectable()).
-  void refresh(const VariantGraph& graph, int node);
+  void refresh_graph(const VariantGraph& graph, int node);
+  /// The same for the lineage tree's flag (tree_selectable()), going up its tree parents.
+  void refresh_tree(const VariantGraph& graph, int node);
   /// refresh() of every node on `path`, leaf first: the nodes a job's backup touched.
   void refresh_path(const VariantGraph& graph, const std::vector<int>& path);
   /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
@@ -97,10 +113,10 @@ class MctsStrategy final : public LedgerStrategy {
   /// The bandit's bookkeeping of an expansion's outcome (a new node's reward, or none: a
   /// transposition), and the incumbents' queue.
   void note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward);
-  /// search.reroot_depth: moves where descents start to `node`'s ancestor half the limit up when
-  /// `node` (about to be expanded, or a new best) lies deeper than the limit below it, or not
-  /// below it at all.
-  void follow(const VariantGraph& graph, int node);
+  /// search.reroot_depth: where a path to `node` (about to be expanded, or a new best) starts:
+  /// where descents start, when `node` lies at most the limit below it; else `node`'s ancestor
+  /// half the limit up (the seed for a shallow node elsewhere). Descents move there.
+  int start_for(const VariantGraph& graph, int node) const;
 
   CommonStrategySettings settings_;
   Parts parts_;
@@ -136,6 +152,9 @@ class MctsStrategy final : public LedgerStrategy {
   // that reach no cycle: below them the graph is a DAG, where the per-descent search gives
   // the same answer whatever its order, so the flag is that answer.
   std::vector<uint8_t> selectable_;
+  // Per node: 1 if it, or a node below it along tree edges through enterable nodes, is open;
+  // kept for every node (tree_selectable()).
+  std::vector<uint8_t> tree_open_;
   // Scratch of one descent, reused so that a selection allocates only its path.
   mutable std::vector<std::pair<int, const EdgeRecord*>> candidates_;
   mutable std::vector<double> priors_;

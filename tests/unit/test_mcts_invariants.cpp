@@ -72,6 +72,7 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   World w{sources};
   VariantGraph g;
   std::vector<std::vector<int>> selections;
+  int rerooted = 0;  // selections whose path starts below the seed
   NodeRecord root;
   root.plan = "seed";
   root.hash = canonical_hash(root.plan);
@@ -83,6 +84,10 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
     while (jobs.size() < 3)
       if (auto s = m.next(g)) {
         jobs.push_back(*s);
+        // Below a re-rooted start, a selection's path follows the lineage tree.
+        if (s->path.front() != 0)
+          for (size_t k = 1; k < s->path.size(); ++k) CHECK(g.tree_parent(s->path[k]) == s->path[k - 1]);
+        rerooted += s->path.front() != 0;
         selections.push_back(s->path);
         selections.back().push_back(s->kind == Selection::Kind::debug ? -1 : s->node);
       } else {
@@ -111,6 +116,8 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   for (int n = 0; n < g.size(); ++n) cyclic += g.reaches_cycle(n);
   CHECK(cyclic > 0);  // the world re-derives ancestors: the per-descent search is exercised too
   if (sources > 100) CHECK(cyclic < g.size() / 2);  // and with many sources, the kept flags
+  if (reroot_depth == 0) CHECK(rerooted == 0);
+  if (reroot_depth > 0) CHECK(rerooted > 0);
   return selections;
 }
 
@@ -193,13 +200,15 @@ TEST_CASE("mcts: the kept selectability flags select exactly what a search per d
         CAPTURE(std::string(policy));
         CAPTURE(std::string(widening));
         CAPTURE(std::string(pending));
-        for (int sources : {30, 400}) {
-          CAPTURE(sources);
-          auto kept = drive(policy, pending, "mean", widening, true, sources);
-          auto scratch = drive(policy, pending, "mean", widening, false, sources);
-          CHECK(kept.size() > 20);
-          CHECK(kept == scratch);
-        }
+        for (int sources : {30, 400})
+          for (int reroot_depth : {0, 2}) {  // 2: the lineage tree's flags below re-rooted starts too
+            CAPTURE(sources);
+            CAPTURE(reroot_depth);
+            auto kept = drive(policy, pending, "mean", widening, true, sources, 0, "first_open", "off", reroot_depth);
+            auto scratch = drive(policy, pending, "mean", widening, false, sources, 0, "first_open", "off", reroot_depth);
+            CHECK(kept.size() > 20);
+            CHECK(kept == scratch);
+          }
       }
 }
 
