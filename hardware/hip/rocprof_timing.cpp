@@ -71,9 +71,14 @@ bool escapes(const TraceRecord& r, const std::pair<uint64_t, uint64_t>& w) {
 /// "__amd_rocclr_fillBufferAligned", "__amd_rocclr_copyBuffer"): a fill or a copy, not a library.
 bool runtime_blit(const std::string& name) { return name.rfind("__amd_rocclr_", 0) == 0; }
 
-/// The queue a record ran on, for the side-queue rule: its HIP stream where the trace has one,
-/// else its hardware queue (several streams can share one).
-int64_t lane(const TraceRecord& r) { return r.stream >= 0 ? r.stream : r.queue; }
+/// The queue a record ran on, for the side-queue rule: its HIP stream where the trace has
+/// streams (several streams can share a hardware queue), else its hardware queue; one or the
+/// other for every record of a trace, never both (their numbers are unrelated), and -1 (not
+/// counted) for a record that lacks the trace's kind.
+int64_t lane(const TraceRecord& r, bool by_stream) { return by_stream ? r.stream : r.queue; }
+bool has_streams(const std::vector<TraceRecord>& records) {
+  return std::any_of(records.begin(), records.end(), [](const TraceRecord& r) { return r.stream >= 0; });
+}
 
 /// A descriptor closed on every way out.
 struct Fd {
@@ -178,6 +183,10 @@ Side time_side(const Timeline& records, const std::vector<Window>& windows, bool
       if (r.kind == TraceRecord::Kind::kernel && inside(r, w.span[k])) {
         cuda::KernelLaunch launch;
         launch.name = r.name;
+        launch.grid = r.grid, launch.block = r.block;
+        launch.registers = r.vgprs;  // per lane, as CUDA's per thread
+        launch.smem_static = r.lds_bytes;
+        launch.local_bytes = r.scratch_bytes;
         const uint64_t start = std::max(r.start, w.span[k].first), end = std::min(r.end, w.span[k].second);
         side.kernels.add(std::move(launch), end > start ? end - start : 0);
       }
@@ -216,11 +225,12 @@ int floor_samples(Side& side, uint64_t gap_ns) {
 std::optional<std::pair<cuda::Violation, std::string>> audit(const Timeline& records, const std::vector<Window>& windows,
                                                              int k, const std::string& binary) {
   // The candidate's launch queue: the one its first record in its calls ran on.
+  const bool by_stream = has_streams(records.all());
   int64_t launch = -1;
   for (const Window& w : windows)
     if (w.candidate && launch < 0)
       for (const TraceRecord& r : records.around(w.span[k]))
-        if (launch < 0 && inside(r, w.span[k]) && lane(r) >= 0) launch = lane(r);
+        if (launch < 0 && inside(r, w.span[k]) && lane(r, by_stream) >= 0) launch = lane(r, by_stream);
   cuda::CandidateAudit audit(static_cast<uint32_t>(std::max<int64_t>(launch, 0)), binary, "queue", "kmcts_hip_kernel");
   std::set<const TraceRecord*> in_calls;
   for (const Window& w : windows) {
@@ -230,7 +240,7 @@ std::optional<std::pair<cuda::Violation, std::string>> audit(const Timeline& rec
       if (!inside(r, w.span[k])) continue;
       in_calls.insert(&r);
       if (escapes(r, w.span[k])) call.stray_kernels++, call.stray_names.insert(r.name.substr(0, 200));
-      if (lane(r) >= 0) call.streams.insert(static_cast<uint32_t>(lane(r)));
+      if (lane(r, by_stream) >= 0) call.streams.insert(static_cast<uint32_t>(lane(r, by_stream)));
       if (r.kind == TraceRecord::Kind::kernel && !runtime_blit(r.name)) call.kernels.insert(r.name);
     }
     if (auto v = audit.check(call)) return std::make_pair(*v, w.phase);

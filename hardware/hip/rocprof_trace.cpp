@@ -1,6 +1,7 @@
 #include "hardware/hip/rocprof_trace.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -49,8 +50,18 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
         if (required) fail(fmt::format("no {} (a record the trace lost part of cannot be timed)", name));
         return 0;
       }
-      if (v.find_first_not_of("0123456789") != std::string::npos) fail(fmt::format("{} is not a count: '{}'", name, v));
-      return std::stoull(v);
+      uint64_t n = 0;
+      const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (error != std::errc() || end != v.data() + v.size())
+        fail(fmt::format("{} is not a count: '{}'", name, v.substr(0, 40)));
+      return n;
+    };
+    // A kernel's resource, under the first of its names the header has; capped (the numbers
+    // only describe the kernel in its profile).
+    auto resource = [&](std::initializer_list<const char*> names) -> int {
+      for (const char* name : names)
+        if (column.count(name)) return static_cast<int>(std::min<uint64_t>(count(name, false), 1u << 30));
+      return 0;
     };
     TraceRecord r;
     r.kind = kind;
@@ -59,8 +70,21 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
     r.end = count("End_Timestamp", true);
     if (r.end < r.start) fail(fmt::format("ends ({}) before it starts ({})", r.end, r.start));
     if (column.count("Queue_Id")) r.queue = static_cast<int64_t>(count("Queue_Id", false));
-    if (column.count("Stream_Id")) r.stream = static_cast<int64_t>(count("Stream_Id", false));
+    if (column.count("Stream_Id") && !cell("Stream_Id").empty()) r.stream = static_cast<int64_t>(count("Stream_Id", false));
     r.correlation = count("Correlation_Id", false);
+    if (kind == TraceRecord::Kind::kernel) {
+      static constexpr const char* kGrid[] = {"Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"};
+      static constexpr const char* kBlock[] = {"Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z"};
+      for (int d = 0; d < 3; ++d) {
+        r.block[d] = resource({kBlock[d]});
+        const int items = resource({kGrid[d]});
+        r.grid[d] = r.block[d] > 0 ? (items + r.block[d] - 1) / r.block[d] : items;
+      }
+      r.vgprs = resource({"VGPR_Count", "Vgpr_Count", "Arch_VGPR_Count"});
+      r.sgprs = resource({"SGPR_Count", "Sgpr_Count"});
+      r.lds_bytes = resource({"LDS_Block_Size", "Lds_Block_Size", "Group_Segment_Size"});
+      r.scratch_bytes = resource({"Scratch_Size", "Private_Segment_Size"});
+    }
     out.push_back(std::move(r));
   }
   if (column.empty()) throw std::runtime_error(what + ": empty (no header)");

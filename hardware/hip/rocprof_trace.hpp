@@ -14,6 +14,7 @@
 // CUDA); records outside every window are strays. This parser was written against the
 // documented format and recorded examples (tests/fixtures/rocprof/), never against a run of
 // rocprofv3 on an AMD GPU: no AMD GPU was available (README, "AMD GPUs").
+#include <array>
 #include <cstdint>
 #include <set>
 #include <span>
@@ -28,14 +29,21 @@ struct TraceRecord {
   std::string name;        // the kernel's (copies: their direction)
   uint64_t start = 0, end = 0;
   int64_t queue = -1;      // -1 where the file has no Queue_Id (copies)
-  int64_t stream = -1;
+  int64_t stream = -1;     // -1 where the file has no Stream_Id, or the row leaves it empty
   uint64_t correlation = 0;
+  // Kernels, where the trace has the columns (0 where not): the grid in workgroups (rocprofv3's
+  // Grid_Size is in work-items, as HSA's dispatch packet), the workgroup, architected VGPRs and
+  // SGPRs, LDS bytes per workgroup and scratch bytes per work-item. Names differ between
+  // versions: LDS_Block_Size or Lds_Block_Size or Group_Segment_Size, VGPR_Count or Vgpr_Count
+  // or Arch_VGPR_Count, Scratch_Size or Private_Segment_Size.
+  std::array<int, 3> grid{}, block{};
+  int vgprs = 0, sgprs = 0, lds_bytes = 0, scratch_bytes = 0;
 };
 
 /// The records of one rocprofv3 CSV trace file. `what` names the file in errors. Throws
 /// std::runtime_error naming the file, the row and the column for: no header with
 /// Start_Timestamp and End_Timestamp, a row with fewer cells than the header, a timestamp that
-/// is missing or not a number, or an end before its start (a dispatch the trace lost the end of
+/// is missing, a number that is not one (or over 2^64), or an end before its start (a dispatch the trace lost the end of
 /// cannot be timed, and guessing would score work that was not measured), more than
 /// `max_records` rows.
 std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord::Kind kind, const std::string& what,

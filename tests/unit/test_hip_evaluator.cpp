@@ -100,7 +100,13 @@ TEST_CASE("hip evaluator: a recorded run replayed by a stand-in rocprofv3 is tim
     for (double ns : r.candidate.samples_ns) CHECK((ns >= 40000 && ns < 40800));  // the kernels' own times
     CHECK(r.speedup == doctest::Approx(1.0).epsilon(0.03));
     CHECK(r.details.contains("speedup_ci"));
-    CHECK(r.details.contains("kernel_profile"));
+    REQUIRE(r.details.contains("kernel_profile"));
+    // Each kernel's shape and resources from the trace's columns: 1,048,576 work-items in
+    // workgroups of 256, 12 VGPRs (the recorded run's rows).
+    const std::string profile = r.details["kernel_profile"].dump();
+    CAPTURE(profile);
+    CHECK(profile.find("4096") != std::string::npos);
+    CHECK(profile.find("\"registers\":12") != std::string::npos);
   }
   SUBCASE("rocprofv3 failing or talking after the worker's ok still times from the traces, never the provisional samples") {
     setenv("KMCTS_FAKE_ROCPROF_CASE", (kRuns / "honest").c_str(), 1);

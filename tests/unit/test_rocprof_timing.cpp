@@ -98,6 +98,14 @@ TEST_CASE("rocprof timing: each timed window's union becomes a sample, on the cl
   REQUIRE(table.is_array());
   CHECK(run.result["kernel_tables"]["samples_candidate"] == 2);
   CHECK(table.dump().find("_Z4tail") != std::string::npos);
+  // with each launch's shape and resources, as the trace gives them
+  auto with_shape = candidate_records();
+  for (TraceRecord& r : with_shape) r.grid = {4096, 1, 1}, r.block = {256, 1, 1}, r.vgprs = 24, r.lds_bytes = 512;
+  const auto shaped = kmcts::hip::time_from_traces(worker_result(), reference_records(), with_shape, kBinary);
+  const std::string rows = shaped.result["kernel_tables"]["candidate"].dump();
+  CAPTURE(rows);
+  CHECK(rows.find("4096") != std::string::npos);
+  CHECK(rows.find("512") != std::string::npos);
   CHECK(run.result["candidate_kernels"] == json({"_Z4silu", "_Z4tail"}));
 }
 
@@ -140,6 +148,24 @@ TEST_CASE("rocprof timing: a candidate's work on a second queue, a library kerne
     auto records = candidate_records();
     records.push_back(kernel("__amd_rocclr_fillBufferAligned", 3001000, 3005000));
     CHECK_FALSE(kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary).violation);
+  }
+  SUBCASE("a trace's queues and streams are never compared with each other") {
+    // A trace whose kernels carry no Stream_Id (older rocprofv3) and whose copies do: the
+    // kernels' queue 1 and the copies' stream 5 are not two lanes.
+    auto records = candidate_records();
+    for (TraceRecord& r : records) r.stream = -1;
+    TraceRecord copy = kernel("MEMORY_COPY_DEVICE_TO_DEVICE", 3041000, 3042000);
+    copy.kind = TraceRecord::Kind::copy, copy.queue = -1, copy.stream = 5;
+    records.push_back(copy);
+    const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    CHECK_FALSE(run.violation);
+    // The same trace by queues alone: a kernel on queue 2 is still a second queue.
+    records.pop_back();
+    records.push_back(kernel("_Z4silu", 5040000, 5090000, 2));
+    records.back().stream = -1;
+    const auto side = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    REQUIRE(side.violation);
+    CHECK(side.violation->rule == "side_stream");
   }
   SUBCASE("the reference's own work is not the candidate's") {
     auto reference = reference_records();

@@ -70,3 +70,39 @@ TEST_CASE("rocprof traces: a dispatch without an end, a bad header or a malforme
   REQUIRE(r.size() == 1);
   CHECK((r[0].start == 10 && r[0].end == 20 && r[0].name == "k"));
 }
+
+TEST_CASE("rocprof traces: a kernel's grid (in workgroups), workgroup, VGPRs, SGPRs, LDS and scratch, under each version's names") {
+  // rocprofv3's own names (ROCm 6.x), the fixture of two queues: 65536 work-items of 256.
+  const auto records = parse_rocprof_csv(fixture("two_queues_kernel_trace.csv"), TraceRecord::Kind::kernel, "k.csv");
+  CHECK(records[0].grid == std::array<int, 3>{256, 1, 1});
+  CHECK(records[0].block == std::array<int, 3>{256, 1, 1});
+  CHECK(records[0].vgprs == 16);
+  CHECK(records[0].sgprs == 24);
+  // rocpd's CSV (ROCm 7) capitalises otherwise; an older rocprofv3 writes the HSA packet's names
+  // and no Stream_Id; a grid that is not a whole number of workgroups rounds up.
+  const auto rocpd = parse_rocprof_csv(
+      "\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"Lds_Block_Size\",\"Scratch_Size\",\"Vgpr_Count\",\"Sgpr_Count\","
+      "\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n"
+      "\"k\",10,20,8456,64,32,48,256,1,1,233472,1,1\n",
+      TraceRecord::Kind::kernel, "k.csv");
+  CHECK((rocpd[0].lds_bytes == 8456 && rocpd[0].scratch_bytes == 64 && rocpd[0].vgprs == 32 && rocpd[0].sgprs == 48));
+  CHECK(rocpd[0].grid == std::array<int, 3>{912, 1, 1});
+  const auto old = parse_rocprof_csv(
+      "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"Private_Segment_Size\","
+      "\"Group_Segment_Size\",\"Workgroup_Size_X\",\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\","
+      "\"Grid_Size_Z\"\n\"KERNEL_DISPATCH\",4,1,\"taylor\",10,20,16,1024,256,1,1,100000001,1,1\n",
+      TraceRecord::Kind::kernel, "k.csv");
+  CHECK((old[0].scratch_bytes == 16 && old[0].lds_bytes == 1024 && old[0].vgprs == 0));
+  CHECK(old[0].grid == std::array<int, 3>{390626, 1, 1});
+  CHECK((old[0].queue == 1 && old[0].stream == -1));
+  // A number past 2^64 is an error naming its column (it was an uncaught std::out_of_range).
+  CHECK_THROWS_WITH(parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"VGPR_Count\"\n"
+                                      "\"k\",10,20,99999999999999999999999\n",
+                                      TraceRecord::Kind::kernel, "k.csv"),
+                    doctest::Contains("row 2: VGPR_Count is not a count"));
+  // An empty Stream_Id cell is no stream (it was stream 0).
+  const auto empty = parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"Queue_Id\",\"Stream_Id\"\n"
+                                       "\"k\",10,20,3,\n",
+                                       TraceRecord::Kind::kernel, "k.csv");
+  CHECK((empty[0].queue == 3 && empty[0].stream == -1));
+}
