@@ -161,11 +161,11 @@ void submit_agents(State& s, VariantGraph& g, Selection sel, int call, std::opti
         done.code.usage = std::move(planning);
         prepare_child(done);
       }
+      done.spare_json = spare_plans_json(done.spare_plans);  // the event's copy, made here: it cost the coordinator 15%
     } catch (const std::exception& e) {
-      done.error = e.what();
+      done.error = e.what();  // (spare_json left null: the coordinator makes it)
     }
     done.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    done.spare_json = spare_plans_json(done.spare_plans);  // the event's copy, made here: it cost the coordinator 15%
     s.completions.push(std::move(owned));
   });
 }

@@ -67,17 +67,28 @@ bool escapes(const TraceRecord& r, const std::pair<uint64_t, uint64_t>& w) {
   return inside(r, w) && (r.end > w.second + kEdgeSlackNs || r.start + kEdgeSlackNs < w.first);
 }
 
+/// The lanes of stream-less kernels in a trace read by streams: 0xffff0000 + their queue (the
+/// audit's lanes are 32-bit).
+constexpr int64_t kStreamlessLane = 0xffff0000;
+
 /// The HIP runtime's own blit kernels, which hipMemsetAsync and hipMemcpyAsync run (ROCclr's
 /// "__amd_rocclr_fillBufferAligned", "__amd_rocclr_copyBuffer"): a fill or a copy, not a library.
 bool runtime_blit(const std::string& name) { return name.rfind("__amd_rocclr_", 0) == 0; }
 
-/// The queue a record ran on, for the side-queue rule: its HIP stream where the trace has
-/// streams (several streams can share a hardware queue), else its hardware queue; one or the
-/// other for every record of a trace, never both (their numbers are unrelated), and -1 (not
-/// counted) for a record that lacks the trace's kind.
-int64_t lane(const TraceRecord& r, bool by_stream) { return by_stream ? r.stream : r.queue; }
+/// The queue a record ran on, for the side-queue rule: its HIP stream where the trace's kernels
+/// carry streams (several streams can share a hardware queue), else its hardware queue; one or
+/// the other for every record of a trace, never both (their numbers are unrelated). A kernel
+/// without the trace's kind (a stream-less row among streams: work put on a queue outside HIP's
+/// streams) is a lane of its own, apart from every stream; a copy without it is not counted.
+int64_t lane(const TraceRecord& r, bool by_stream) {
+  const bool kernel = r.kind == TraceRecord::Kind::kernel;
+  if (!by_stream) return kernel ? r.queue : -1;
+  if (r.stream >= 0) return r.stream;
+  return kernel ? kStreamlessLane | (std::max<int64_t>(r.queue, 0) & 0xffff) : -1;
+}
 bool has_streams(const std::vector<TraceRecord>& records) {
-  return std::any_of(records.begin(), records.end(), [](const TraceRecord& r) { return r.stream >= 0; });
+  return std::any_of(records.begin(), records.end(),
+                     [](const TraceRecord& r) { return r.kind == TraceRecord::Kind::kernel && r.stream >= 0; });
 }
 
 /// A descriptor closed on every way out.

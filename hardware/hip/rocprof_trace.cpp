@@ -56,11 +56,17 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
         fail(fmt::format("{} is not a count: '{}'", name, v.substr(0, 40)));
       return n;
     };
-    // A kernel's resource, under the first of its names the header has; capped (the numbers
-    // only describe the kernel in its profile).
+    // A kernel's resource, under the first of its names the header has; 0 when it is missing or
+    // not a count, and capped: the numbers only describe the kernel in its profile, so a bad one
+    // costs the profile its figure, never the trace.
     auto resource = [&](std::initializer_list<const char*> names) -> int {
       for (const char* name : names)
-        if (column.count(name)) return static_cast<int>(std::min<uint64_t>(count(name, false), 1u << 30));
+        if (column.count(name)) {
+          const std::string v = cell(name);
+          uint64_t n = 0;
+          const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
+          return error == std::errc() && end == v.data() + v.size() ? static_cast<int>(std::min<uint64_t>(n, 1u << 30)) : 0;
+        }
       return 0;
     };
     TraceRecord r;
@@ -78,7 +84,7 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
       for (int d = 0; d < 3; ++d) {
         r.block[d] = resource({kBlock[d]});
         const int items = resource({kGrid[d]});
-        r.grid[d] = r.block[d] > 0 ? (items + r.block[d] - 1) / r.block[d] : items;
+        r.grid[d] = r.block[d] > 0 ? (items + r.block[d] - 1) / r.block[d] : 0;  // no workgroup: unknown
       }
       r.vgprs = resource({"VGPR_Count", "Vgpr_Count", "Arch_VGPR_Count"});
       r.sgprs = resource({"SGPR_Count", "Sgpr_Count"});

@@ -201,14 +201,16 @@ TEST_CASE("mcts: the kept selectability flags select exactly what a search per d
         CAPTURE(std::string(widening));
         CAPTURE(std::string(pending));
         for (int sources : {30, 400})
-          for (int reroot_depth : {0, 2}) {  // 2: the lineage tree's flags below re-rooted starts too
-            CAPTURE(sources);
-            CAPTURE(reroot_depth);
-            auto kept = drive(policy, pending, "mean", widening, true, sources, 0, "first_open", "off", reroot_depth);
-            auto scratch = drive(policy, pending, "mean", widening, false, sources, 0, "first_open", "off", reroot_depth);
-            CHECK(kept.size() > 20);
-            CHECK(kept == scratch);
-          }
+          for (int reroot_depth : {0, 2})  // 2: the lineage tree's flags below re-rooted starts too
+            for (const char* refine : {"off", "bandit"}) {  // bandit: refinements beside re-rooted descents
+              CAPTURE(sources);
+              CAPTURE(reroot_depth);
+              CAPTURE(std::string(refine));
+              auto kept = drive(policy, pending, "mean", widening, true, sources, 0, "first_open", refine, reroot_depth);
+              auto scratch = drive(policy, pending, "mean", widening, false, sources, 0, "first_open", refine, reroot_depth);
+              CHECK(kept.size() > 20);
+              CHECK(kept == scratch);
+            }
       }
 }
 

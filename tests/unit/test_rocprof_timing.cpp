@@ -159,13 +159,21 @@ TEST_CASE("rocprof timing: a candidate's work on a second queue, a library kerne
     records.push_back(copy);
     const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
     CHECK_FALSE(run.violation);
-    // The same trace by queues alone: a kernel on queue 2 is still a second queue.
-    records.pop_back();
+    // The same trace with a kernel on queue 2: the kernels are read by queue, the copy's stream
+    // does not turn that off.
     records.push_back(kernel("_Z4silu", 5040000, 5090000, 2));
     records.back().stream = -1;
     const auto side = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
     REQUIRE(side.violation);
     CHECK(side.violation->rule == "side_stream");
+  }
+  SUBCASE("a kernel without a stream among kernels with streams is a lane of its own") {
+    auto records = candidate_records();  // stream 1 throughout
+    records.push_back(kernel("_Z4silu", 5040000, 5090000, 1));
+    records.back().stream = -1;  // (an empty Stream_Id cell: work on a queue outside HIP's streams)
+    const auto run = kmcts::hip::time_from_traces(worker_result(), reference_records(), records, kBinary);
+    REQUIRE(run.violation);
+    CHECK(run.violation->rule == "side_stream");
   }
   SUBCASE("the reference's own work is not the candidate's") {
     auto reference = reference_records();

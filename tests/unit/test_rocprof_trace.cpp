@@ -95,11 +95,17 @@ TEST_CASE("rocprof traces: a kernel's grid (in workgroups), workgroup, VGPRs, SG
   CHECK((old[0].scratch_bytes == 16 && old[0].lds_bytes == 1024 && old[0].vgprs == 0));
   CHECK(old[0].grid == std::array<int, 3>{390626, 1, 1});
   CHECK((old[0].queue == 1 && old[0].stream == -1));
-  // A number past 2^64 is an error naming its column (it was an uncaught std::out_of_range).
-  CHECK_THROWS_WITH(parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"VGPR_Count\"\n"
-                                      "\"k\",10,20,99999999999999999999999\n",
+  // A timestamp past 2^64 is an error naming its column (it was an uncaught std::out_of_range); a
+  // resource that is not a count only loses its figure.
+  CHECK_THROWS_WITH(parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\"\n"
+                                      "\"k\",10,99999999999999999999999\n",
                                       TraceRecord::Kind::kernel, "k.csv"),
-                    doctest::Contains("row 2: VGPR_Count is not a count"));
+                    doctest::Contains("row 2: End_Timestamp is not a count"));
+  const auto bad = parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"VGPR_Count\",\"Grid_Size_X\"\n"
+                                     "\"k\",10,20,99999999999999999999999,4096\n",
+                                     TraceRecord::Kind::kernel, "k.csv");
+  CHECK(bad[0].vgprs == 0);
+  CHECK(bad[0].grid[0] == 0);  // work-items without a workgroup size: no grid
   // An empty Stream_Id cell is no stream (it was stream 0).
   const auto empty = parse_rocprof_csv("\"Kernel_Name\",\"Start_Timestamp\",\"End_Timestamp\",\"Queue_Id\",\"Stream_Id\"\n"
                                        "\"k\",10,20,3,\n",
