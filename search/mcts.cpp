@@ -106,9 +106,24 @@ bool MctsStrategy::search_selectable(const VariantGraph& graph, int node) const 
   return result;
 }
 
+namespace {
+
+/// Sets the kept flag of `node` in `flags` (grown as nodes come); whether it changed.
+bool set_flag(std::vector<uint8_t>& flags, int node, bool value) {
+  if (flags.size() <= static_cast<size_t>(node)) flags.resize(static_cast<size_t>(node) + 1 + flags.size() / 2, 0);
+  if (flags[static_cast<size_t>(node)] == static_cast<uint8_t>(value)) return false;
+  flags[static_cast<size_t>(node)] = value;
+  return true;
+}
+
+bool flag(const std::vector<uint8_t>& flags, int node) {
+  return static_cast<size_t>(node) < flags.size() && flags[static_cast<size_t>(node)];
+}
+
+}  // namespace
+
 bool MctsStrategy::tree_selectable(const VariantGraph& graph, int node) const {
-  if (parts_.keep_selectability)
-    return static_cast<size_t>(node) < tree_open_.size() && tree_open_[static_cast<size_t>(node)];
+  if (parts_.keep_selectability) return flag(tree_open_, node);
   if (!enterable(graph, node)) return false;
   bool result = open(graph, node);
   if (!result)
@@ -128,13 +143,11 @@ void MctsStrategy::refresh_tree(const VariantGraph& graph, int node) {
       is_open = open(graph, node);
       if (!is_open)
         graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-          is_open = graph.tree_parent(c) == node && static_cast<size_t>(c) < tree_open_.size() && tree_open_[static_cast<size_t>(c)];
+          is_open = graph.tree_parent(c) == node && flag(tree_open_, c);
           return !is_open;
         });
     }
-    if (tree_open_.size() <= static_cast<size_t>(node)) tree_open_.resize(static_cast<size_t>(node) + 1 + tree_open_.size() / 2, 0);
-    if (tree_open_[static_cast<size_t>(node)] == static_cast<uint8_t>(is_open)) return;
-    tree_open_[static_cast<size_t>(node)] = is_open;
+    if (!set_flag(tree_open_, node, is_open)) return;
   }
 }
 
@@ -146,13 +159,11 @@ void MctsStrategy::refresh_graph(const VariantGraph& graph, int node) {
     // The children reach no cycle either, so their flags are kept (and 0 unless enterable).
     if (!is_open)
       graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-        is_open = static_cast<size_t>(c) < selectable_.size() && selectable_[static_cast<size_t>(c)];
+        is_open = flag(selectable_, c);
         return !is_open;
       });
   }
-  if (selectable_.size() <= static_cast<size_t>(node)) selectable_.resize(static_cast<size_t>(node) + 1 + selectable_.size() / 2, 0);
-  if (selectable_[static_cast<size_t>(node)] == static_cast<uint8_t>(is_open)) return;
-  selectable_[static_cast<size_t>(node)] = is_open;
+  if (!set_flag(selectable_, node, is_open)) return;
   graph.for_each_parent(node, [&](int p) {
     refresh_graph(graph, p);
     return true;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -15,6 +16,14 @@ namespace kmcts::hip {
 namespace {
 
 bool overlaps(const TraceRecord& r, uint64_t t0, uint64_t t1) { return r.end > t0 && r.start < t1; }
+
+/// A cell that is a whole count (digits only, under 2^64), else nothing.
+std::optional<uint64_t> as_count(const std::string& v) {
+  uint64_t n = 0;
+  const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || error != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
 
 }  // namespace
 
@@ -50,23 +59,16 @@ std::vector<TraceRecord> parse_rocprof_csv(const std::string& text, TraceRecord:
         if (required) fail(fmt::format("no {} (a record the trace lost part of cannot be timed)", name));
         return 0;
       }
-      uint64_t n = 0;
-      const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
-      if (error != std::errc() || end != v.data() + v.size())
-        fail(fmt::format("{} is not a count: '{}'", name, v.substr(0, 40)));
-      return n;
+      const std::optional<uint64_t> n = as_count(v);
+      if (!n) fail(fmt::format("{} is not a count: '{}'", name, v.substr(0, 40)));
+      return *n;
     };
     // A kernel's resource, under the first of its names the header has; 0 when it is missing or
     // not a count, and capped: the numbers only describe the kernel in its profile, so a bad one
     // costs the profile its figure, never the trace.
     auto resource = [&](std::initializer_list<const char*> names) -> int {
       for (const char* name : names)
-        if (column.count(name)) {
-          const std::string v = cell(name);
-          uint64_t n = 0;
-          const auto [end, error] = std::from_chars(v.data(), v.data() + v.size(), n);
-          return error == std::errc() && end == v.data() + v.size() ? static_cast<int>(std::min<uint64_t>(n, 1u << 30)) : 0;
-        }
+        if (column.count(name)) return static_cast<int>(std::min<uint64_t>(as_count(cell(name)).value_or(0), 1u << 30));
       return 0;
     };
     TraceRecord r;
