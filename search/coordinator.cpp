@@ -20,6 +20,10 @@ KMCTS_OPTION("search.agent_slots", Int, 0, 0, 1024,
              "Agent calls at once, out of the search.workers trials (0 = search.workers: a trial keeps "
              "its slot until its evaluation is done). Fewer agent slots than workers lets the next "
              "agent call start while earlier variants compile and measure.")
+KMCTS_OPTION("search.agent_watchers", Int, -1, -1, 1024,
+             "Agent threads that, after a call, watch for the next one for 50 us before they sleep, so that "
+             "handing them work costs the search's coordinator no system call (-1 = (cores - 2) / 2, none on 2 "
+             "cores, where a watching thread would take the coordinator's core; 0 = none).")
 KMCTS_OPTION("search.store_flush_s", Double, 0.2, 0.0, 3600.0,
              "The run store commits at most this often (and at the end), with the visit counts and "
              "values changed since the last commit: a run killed meanwhile loses at most this much "
@@ -126,6 +130,7 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   s.workers = static_cast<int>(c.get_int("search.workers"));
   const int agent_slots = static_cast<int>(c.get_int("search.agent_slots"));
   s.agent_slots = agent_slots > 0 ? std::min(agent_slots, s.workers) : s.workers;
+  s.agent_watchers = static_cast<int>(c.get_int("search.agent_watchers"));
   s.store_flush_s = c.get_double("search.store_flush_s");
   s.deterministic = c.get_bool("search.deterministic");
   s.wave_size = static_cast<int>(c.get_int("search.wave_size"));
@@ -164,7 +169,7 @@ Coordinator::State::State(const Problem& p, SearchSettings s, SearchParts pa, Ru
       store(st),
       writer(st, s.store_flush_s),
       threads(static_cast<size_t>(settings.compile_slots + settings.measure_slots + 1)),
-      agents("agents", s.agent_slots),
+      agents("agents", s.agent_slots, s.agent_watchers),
       measurements("measurements", settings.measure_slots),
       compiles("compiles", s.compile_slots),
       progress(s.progress) {

@@ -42,6 +42,7 @@ struct SearchSettings {
   int budget = 40;            // evaluations, the seed kernel included
   int workers = 2;            // trials in flight (each: agent call, then evaluation)
   int agent_slots = 2;        // of those, in their agent call at once (<= workers)
+  int agent_watchers = -1;    // agent threads watching for work before they sleep (-1: from the cores)
   double store_flush_s = 0.5; // path statistics reach the store at most this often
   int compile_slots = 2;      // compiles at once (<= trials_at_once())
   int measure_slots = 0;      // measurements at once; 0 = the evaluator's measure_slots() (<= trials_at_once())

@@ -135,6 +135,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   State& s = *state_;
   VariantGraph& g = graph_;
   const bool lockstep = s.settings.deterministic;
+  g.reserve(s.settings.budget + 1);  // about one node per evaluation, the seed's included
   const double cpu_start = thread_cpu_seconds();
   const CpuSplit split_start = thread_cpu_split();
   // Waiting for completions: how often the queue was empty, how often that put the coordinator
@@ -238,6 +239,7 @@ nlohmann::json Coordinator::loop(bool seed_done) {
   summary["coordinator_cpu_seconds"] = thread_cpu_seconds() - cpu_start;
   summary["coordinator_system_cpu_seconds"] = thread_cpu_split().system - split_start.system;
   summary["coordinator_sleeps"] = sleeps;
+  summary["agent_wakes"] = s.agents.wakes();  // hand-offs that woke a sleeping agent thread
   summary["coordinator_wait_cpu_seconds"] = wait_cpu;
   summary["coordinator_cpu_marks"] = std::move(cpu_marks);
   s.event("finished", {{"status", status}, {"reason", stop_reason}});

@@ -21,6 +21,14 @@ int VariantGraph::add_root(NodeRecord root) {
   return 0;
 }
 
+void VariantGraph::reserve(int nodes) {
+  const auto n = static_cast<size_t>(std::max(0, nodes));
+  g_.m_vertices.reserve(n);  // Boost's vertex vector (vecS), public in adjacency_list
+  tree_parent_.reserve(n);
+  expand_out_.reserve(n);
+  reaches_cycle_.reserve(n);
+}
+
 VariantGraph::Added VariantGraph::add_child(int parent, NodeRecord node, EdgeRecord link) {
   vertex(parent);  // validates
   Added added;

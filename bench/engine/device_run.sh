@@ -16,7 +16,7 @@ for rep in ${REPS:-1 2 3 4}; do
   [ $((rep % 2)) -eq 0 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
   for b in $order; do
     timeout ${RUN_TIMEOUT:-110} .device/eb/bench-$b --problem bench/engine/large_space --workers 8 --nodes ${NODES:-100000} $SETTINGS --skip-pipeline --scratch /tmp/eb-$b --out $OUT/$b-$rep.json 2>&1 | grep --line-buffered -E "^\| [0-9]" | sed -u "s/^/$b $rep $(date -u +%H:%M:%S) /"
-    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['scaling']['rows'][0]; print('  tenths cpu/wall/sleeps:', ' '.join(f'{c:.1f}/{w:.0f}/{z:.2f}' for c,w,z in zip(r['coordinator_cpu_us_per_event_by_tenth'], r['wall_us_per_event_by_tenth'], r['coordinator_sleeps_per_event_by_tenth'])))" $OUT/$b-$rep.json 2>/dev/null
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['scaling']['rows'][0]; print('  agent wakes/event %.3f; tenths cpu/wall/sleeps:' % r.get('agent_wakes_per_event', -1), ' '.join(f'{c:.1f}/{w:.0f}/{z:.2f}' for c,w,z in zip(r['coordinator_cpu_us_per_event_by_tenth'], r['wall_us_per_event_by_tenth'], r['coordinator_sleeps_per_event_by_tenth'])))" $OUT/$b-$rep.json 2>/dev/null
   done
 done
 date -u

@@ -25,6 +25,7 @@ struct Row {
   double coordinator_wait_s = 0;  // of it, waiting for completions (polling, sleeps, wake-ups)
   double coordinator_system_s = 0;  // of it, in the kernel (hand-offs: futex wake and wait, context switches)
   long coordinator_sleeps = 0;   // waits for a completion that went to sleep (each costs a wake-up)
+  long agent_wakes = 0;          // agent calls handed to a sleeping thread (a system call each)
   double writer_cpu_s = 0;       // the store writer thread's CPU time (SQLite, JSON): its cost per event
   double writer_drain_s = 0;     // how long the run waited at its end for the writer's backlog
   int max_depth = 0;             // deepest node: selection and backup walk paths this long
@@ -56,6 +57,7 @@ Row run_one(const ScalingOptions& options, const Scratch& scratch, int budget) {
   row.stop = summary.value("message", "");
   row.coordinator_cpu_s = summary.value("coordinator_cpu_seconds", 0.0);
   row.coordinator_sleeps = summary.value("coordinator_sleeps", 0L);
+  row.agent_wakes = summary.value("agent_wakes", 0L);
   row.coordinator_system_s = summary.value("coordinator_system_cpu_seconds", 0.0);
   row.coordinator_wait_s = summary.value("coordinator_wait_cpu_seconds", 0.0);
   row.writer_cpu_s = summary.value("store_writer_cpu_seconds", 0.0);
@@ -106,6 +108,7 @@ nlohmann::json run_scaling(const ScalingOptions& options, const Scratch& scratch
                          row.stop.empty() ? "budget" : row.stop);
     rows.push_back({{"budget", n}, {"nodes", row.nodes}, {"evaluations", row.evaluations}, {"events", row.events},
                     {"wall_s", row.wall_s}, {"coordinator_cpu_us_per_event", cpu}, {"coordinator_sleeps_per_event", sleeps}, {"coordinator_wait_cpu_us_per_event", wait},
+                    {"agent_wakes_per_event", static_cast<double>(row.agent_wakes) / std::max(1, row.events)},
                     {"coordinator_handling_cpu_us_per_event", cpu - wait}, {"writer_cpu_us_per_event", writer}, {"writer_drain_s", row.writer_drain_s}, {"coordinator_system_cpu_us_per_event", kernel}, {"max_depth", row.max_depth}, {"us_per_event_all", all}, {"us_per_event_by_decile", row.us_per_event},
                     {"coordinator_cpu_us_per_event_by_tenth", row.cpu_by_tenth}, {"wall_us_per_event_by_tenth", row.wall_by_tenth},
                     {"coordinator_sleeps_per_event_by_tenth", row.sleeps_by_tenth}, {"stop", row.stop}});

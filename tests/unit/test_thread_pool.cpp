@@ -125,3 +125,36 @@ TEST_CASE("dirty set: each node and edge once, a child's second parent too, drai
   auto [n2, e2] = d.drain();
   CHECK(e2 == std::vector<std::pair<int, int>>{{2, 5}, {7, 5}});
 }
+
+TEST_CASE("thread pool: a thread watching the queue takes the next job without being woken") {
+  // One thread that may watch for 10 s: after the first job (which wakes it from its sleep at
+  // start, if it got there first) each job submitted once the last has run finds it watching or not yet asleep, so no
+  // submit makes the system call that wakes a sleeping thread.
+  std::atomic<int> done{0};
+  ThreadPool pool("test", 1, /*watchers=*/1, std::chrono::seconds(10));
+  for (int i = 0; i < 200; ++i) {
+    pool.submit([&] { done.fetch_add(1); });
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (done.load() <= i && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  }
+  CHECK(done.load() == 200);
+  CHECK(pool.wakes() <= 1);
+}
+
+TEST_CASE("thread pool: watching threads and sleeping ones share bursts of jobs; none is lost") {
+  // Two of four threads may watch: a burst larger than the watchers must wake sleepers, and a
+  // pool being destroyed must not wait out a watch (10 s here).
+  std::atomic<int> done{0};
+  const auto start = std::chrono::steady_clock::now();
+  {
+    ThreadPool pool("test", 4, /*watchers=*/2, std::chrono::seconds(10));
+    for (int burst = 0; burst < 50; ++burst) {
+      for (int i = 0; i < 7; ++i) pool.submit([&] { done.fetch_add(1); });
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (done.load() < 7 * (burst + 1) && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+      REQUIRE(done.load() == 7 * (burst + 1));
+    }
+    CHECK(pool.wakes() >= 1);
+  }
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(8));
+}
