@@ -133,9 +133,12 @@ std::vector<Capability> probe_machine() {
   caps.push_back(probe_tool("rocprofv3", {hip::find_hip_tool("", "rocprofv3"), "--version"}));
   caps.push_back(probe_amd_gpus());
   caps.push_back(probe_tool("python3", {"python3", "--version"}));
+  // torch.cuda is HIP's on a ROCm build: the build named says which (KernelBench's hip backend needs ROCm's).
   caps.push_back(probe_tool("torch", {"python3", "-c",
-                                      "import torch; print('torch', torch.__version__, 'cuda' if torch.cuda.is_available() "
-                                      "else 'no cuda', torch.cuda.device_count(), 'device(s)')"}));
+                                      "import torch; v = torch.version; print('torch', torch.__version__, 'cuda' if "
+                                      "torch.cuda.is_available() else 'no cuda', torch.cuda.device_count(), 'device(s),', "
+                                      "'built for ROCm/HIP ' + v.hip if getattr(v, 'hip', None) else 'built for CUDA ' + "
+                                      "str(v.cuda) if v.cuda else 'CPU-only build')"}));
   const ConfinementSupport& confined = confinement_support();
   caps.push_back({"confinement", confined.refused.empty(),
                   "candidate processes: " + confined.summary() +

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "hardware/kernelbench/torch_build.hpp"
 #include "search/canonical.hpp"
 #include "search/coordinator_state.hpp"
 #include "search/mcts.hpp"
@@ -112,8 +113,24 @@ void SearchParts::check_names(const Config& c) {
     EvaluatorRegistry::instance().check("evaluator", evaluator);
 }
 
+void SearchParts::check_kernelbench_backend(const Problem& problem, const Config& c) {
+  if (problem.kind != "kernelbench" || c.get_string("agents.llm.kernelbench_backend") != "hip") return;
+  bool llm = false;
+  for (const char* role : {"agents.planner", "agents.coder", "agents.debugger"}) llm = llm || agent_name(c, role) == "llm";
+  if (!llm) return;  // no agent reads the prompts that ask for HIP
+  const std::string python = c.get_string("evaluator.kernelbench.python");
+  const TorchBuild torch = probe_torch_build(python);
+  if (!torch.hip.empty()) return;
+  throw InputError(fmt::format(
+      "agents.llm.kernelbench_backend=hip asks the agents for HIP kernels built by hipcc on a ROCm build of torch, "
+      "but evaluator.kernelbench.python ({}) has {}: run with a ROCm build of torch, or set "
+      "agents.llm.kernelbench_backend=cuda or triton",
+      python, torch.describe()));
+}
+
 SearchParts SearchParts::from_config(const Problem& problem, const Config& c) {
   check_names(c);
+  check_kernelbench_backend(problem, c);
   SearchParts p;
   p.evaluator = make_evaluator(problem, c);
   p.planner = PlannerRegistry::instance().create("planner", agent_name(c, "agents.planner"), c);

@@ -36,6 +36,10 @@ struct SearchParts {
   /// The same checks of every name the config gives (strategy and its parts, reward, agents,
   /// evaluator), with nothing built: what `kmcts config` validates beyond the options' types.
   static void check_names(const Config& config);
+  /// A KernelBench search whose LLM agents are asked for HIP kernels
+  /// (agents.llm.kernelbench_backend=hip) needs a ROCm build of torch in the harness's
+  /// interpreter: refused with an InputError naming the torch found, before any agent call.
+  static void check_kernelbench_backend(const Problem& problem, const Config& config);
 };
 
 struct SearchSettings {

@@ -29,4 +29,14 @@ $out"
 best=$("$python" -c "import json,sys; s=json.load(open(sys.argv[1])); print(s['best'].get('speedup_over_seed', 0))" "$work/run/summary.json")
 "$python" -c "import sys; sys.exit(0 if float(sys.argv[1]) > 1.5 else 1)" "$best" ||
   fail "the search did not improve on the seed (best over seed $best): $out"
-echo "1 passed, 0 failed (best over seed ${best}x)"
+# HIP prompts (KernelBench's hip backend) on this torch, which is not a ROCm build: refused before
+# any agent call, exit 2, the torch named, no run folder.
+refused=$("$kmcts" run "$src/tests/fixtures/kernelbench/llm/level1/1_row_sums.py" --set agents.backend=llm \
+  --set agents.llm.base_url="http://127.0.0.1:$port" --set agents.llm.api_key_env= \
+  --set agents.llm.kernelbench_backend=hip --set evaluator.kernelbench.device=cpu \
+  --set evaluator.kernelbench.python="$python" --budget 4 --out "$work/hip" 2>&1)
+code=$?
+[ "$code" -eq 2 ] || fail "HIP prompts on a torch without ROCm: exit $code, expected 2: $refused"
+grep -q "kernelbench_backend=hip .*has torch .*(CPU only\|(CUDA" <<<"$refused" || fail "the refusal does not name the torch: $refused"
+[ ! -e "$work/hip" ] || fail "the refused run left a run folder"
+echo "2 passed, 0 failed (best over seed ${best}x; HIP prompts refused: ${refused#kmcts: error: })"
