@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,5 +62,20 @@ class KernelCompiler {
 
 /// $XDG_CACHE_HOME/kmcts, else ~/.cache/kmcts, else <tmp>/kmcts-cache.
 std::filesystem::path default_cache_dir();
+
+/// A problem's reference, built by the evaluator's compiler the first time a measurement asks
+/// for it (whichever thread comes first; the others wait) and kept for the evaluator's life.
+class LazyReference {
+ public:
+  const BuildResult& get(const KernelCompiler& compiler, const std::string& source, const std::vector<std::string>& flags) {
+    std::lock_guard lock(mutex_);
+    if (!built_) built_ = compiler.compile(source, flags);
+    return *built_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<BuildResult> built_;
+};
 
 }  // namespace kmcts

@@ -73,9 +73,7 @@ CpuEvaluator::CpuEvaluator(Problem problem, CpuEvaluatorSettings settings)
 BuildResult CpuEvaluator::build(const std::string& source) { return compiler_.compile(source); }
 
 const BuildResult& CpuEvaluator::reference() {
-  std::lock_guard lock(reference_mutex_);
-  if (!reference_) reference_ = compiler_.compile(problem_.reference_source, problem_.reference_flags);
-  return *reference_;
+  return reference_.get(compiler_, problem_.reference_source, problem_.reference_flags);
 }
 
 // The job file: worker_job_json (measure_settings.hpp); the cache flush is in its timing plan.

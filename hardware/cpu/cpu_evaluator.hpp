@@ -4,8 +4,6 @@
 // against the reference and times both, interleaved, in one process.
 #include <cstdint>
 #include <filesystem>
-#include <mutex>
-#include <optional>
 #include <string>
 
 #include "hardware/compiler.hpp"
@@ -47,8 +45,7 @@ class CpuEvaluator final : public Evaluator {
   CpuEvaluatorSettings settings_;
   KernelCompiler compiler_;
   std::filesystem::path worker_;
-  std::mutex reference_mutex_;
-  std::optional<BuildResult> reference_;
+  LazyReference reference_;
 };
 
 /// The host compiler's flavour for cpu kernels: -O3 -march=native, the kmcts_cpu.h ABI.

@@ -7,7 +7,6 @@
 // It needs no CUDA itself (the worker does), so its logic is tested in CI.
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,8 +78,7 @@ class CudaEvaluator final : public Evaluator {
   std::optional<KernelCompiler> compiler_;
   std::filesystem::path worker_;
   std::optional<cuda::GpuPool> pool_;
-  std::mutex reference_mutex_;
-  std::optional<BuildResult> reference_;
+  LazyReference reference_;
   std::unique_ptr<cuda::DeepProfiles> deep_;  // when evaluator.cuda.profile is on
 };
 

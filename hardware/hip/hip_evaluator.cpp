@@ -114,9 +114,7 @@ HipEvaluator::HipEvaluator(Problem problem, HipEvaluatorSettings settings)
 BuildResult HipEvaluator::build(const std::string& source) { return compiler_->compile(source); }
 
 const BuildResult& HipEvaluator::reference() {
-  std::lock_guard lock(reference_mutex_);
-  if (!reference_) reference_ = compiler_->compile(problem_.reference_source, problem_.reference_flags);
-  return *reference_;
+  return reference_.get(*compiler_, problem_.reference_source, problem_.reference_flags);
 }
 
 json HipEvaluator::job_json(const std::string& reference_so, const std::string& candidate_so, int device) const {

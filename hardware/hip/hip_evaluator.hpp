@@ -9,7 +9,6 @@
 // cross-check, the roofline audit. It needs no ROCm itself, so its logic is tested in CI
 // against a stand-in rocprofv3 that replays a recorded run. Never run on an AMD GPU here.
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,8 +63,7 @@ class HipEvaluator final : public Evaluator {
   std::filesystem::path worker_;
   std::string rocprofv3_;
   std::optional<cuda::GpuPool> pool_;
-  std::mutex reference_mutex_;
-  std::optional<BuildResult> reference_;
+  LazyReference reference_;
 };
 
 /// The traced worker run turned into a result (exposed for tests): the worker's JSON line, its
