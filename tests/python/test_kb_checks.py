@@ -113,6 +113,10 @@ class Checks(unittest.TestCase):
         e2[40] = float("inf")
         g2[40] = 1.0
         self.assertEqual(self.both(g2, e2), "inf where the reference has none (or the reverse)")
+        g2[40] = float("-inf")  # rtol x inf once let any value, an infinity of either sign, pass
+        self.assertEqual(self.both(g2, e2), "inf of the other sign where the reference has inf")
+        g2[40] = float("inf")
+        self.assertIsNone(self.both(g2, e2))
 
     def test_scale_ignores_non_finite_elements_and_odd_shapes(self):
         e = torch.full((30,), 10.0)

@@ -175,12 +175,13 @@ def mismatch(got, expected, tol, scale=None):
         passed = ok if passed is None else passed & ok
     if passed is None or bool(passed):
         return None
-    nan_differs = inf_differs = False
+    nan_differs = inf_differs = sign_differs = False
     worst, bad = 0.0, 0
     for g, e in chunked(got, expected):
         g, e = g.float(), e.float()
         nan_differs = nan_differs or not torch.equal(torch.isnan(g), torch.isnan(e))
         inf_differs = inf_differs or not torch.equal(torch.isfinite(g), torch.isfinite(e))
+        sign_differs = sign_differs or bool((torch.isinf(g) & torch.isinf(e) & (g != e)).any())
         ok = agrees(g, e, tol, scale)
         finite = torch.isfinite(e) & torch.isfinite(g)
         diff = torch.where(finite, (g - e).abs(), torch.zeros((), dtype=g.dtype, device=g.device))
@@ -191,6 +192,8 @@ def mismatch(got, expected, tol, scale=None):
         return "NaN where the reference has none (or the reverse)"
     if inf_differs:
         return "inf where the reference has none (or the reverse)"
+    if sign_differs:
+        return "inf of the other sign where the reference has inf"
     return (f"max |diff| {worst:.3g} beyond atol {tol['atol']:g} x scale {scale:.3g} + rtol "
             f"{tol['rtol']:g} x |ref| ({bad} elements)")
 
