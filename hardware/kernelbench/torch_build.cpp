@@ -40,7 +40,7 @@ TorchBuild probe_torch_build(const std::string& python) {
   std::lock_guard lock(mutex);
   if (auto it = known.find(python); it != known.end()) return it->second;
   SandboxLimits limits;
-  limits.timeout_s = 20;
+  limits.timeout_s = 60;  // a cold import of a ROCm torch from a slow file system takes a while
   limits.max_output_bytes = 1u << 20;
   const SandboxResult r = run_sandboxed(
       {python, "-c",
@@ -49,10 +49,11 @@ TorchBuild probe_torch_build(const std::string& python) {
       limits);
   TorchBuild b;
   if (!r.started) b.error = "cannot run " + python;
-  else if (r.timed_out) b.error = python + " took over 20 s to import torch";
+  else if (r.timed_out) b.timed_out = true, b.error = python + " took over 60 s to import torch";
   else if (!r.exited_cleanly()) b.error = last_line(r.err.empty() ? r.out : r.err);  // a traceback ends with the error
   else b = parse_torch_build(last_line(r.out));
-  return known[python] = b;
+  if (b.imported) known[python] = b;  // a failure is asked again: it may have been the load of the moment
+  return b;
 }
 
 }  // namespace kmcts

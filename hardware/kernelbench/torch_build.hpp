@@ -14,13 +14,14 @@ struct TorchBuild {
   std::string cuda;       // torch.version.cuda, "" when not a CUDA build
   std::string hip;        // torch.version.hip, "" when not a ROCm build
   std::string error;      // why it could not be asked (the interpreter's last line), when !imported
+  bool timed_out = false; // the import did not finish in time (says nothing of the build)
 
   /// "torch 2.6.0+cu124 (CUDA 12.4)", "torch 2.6.0+rocm6.2 (ROCm/HIP 6.2.41133)", "torch 1.13.0 (CPU only)".
   std::string describe() const;
 };
 
-/// Asks `python` (a name in PATH or a path) once per interpreter per process (20 s at most:
-/// importing torch cold takes seconds).
+/// Asks `python` (a name in PATH or a path), 60 s at most (importing torch cold takes seconds);
+/// an answer is kept per interpreter for the process's life, a failure is not.
 TorchBuild probe_torch_build(const std::string& python);
 
 /// Parses the probe's output line ({"version", "cuda", "hip"} JSON); imported = false with the

@@ -585,6 +585,8 @@ def evaluate(args, warm=None, env=None):
         return out
     device = device_of(args.device)
     out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)  # a warm harness's earlier evaluations are not this one's
     tol = out["tolerance"]
     warm = warm or Warm()
     timer = warm.timer(device, args.timer_lib)
@@ -642,12 +644,13 @@ def evaluate(args, warm=None, env=None):
         return out
     finally:
         out["seconds"] = seconds
-        if device.type == "cuda":  # the trusted side's peak: what a problem's size costs here
-            out["harness_gpu_memory_gib"] = {"peak_allocated": torch.cuda.max_memory_allocated(device) / 2 ** 30,
-                                             "peak_reserved": torch.cuda.max_memory_reserved(device) / 2 ** 30}
         child.close()
         if eager is not None:
             eager.close()
+        if device.type == "cuda":  # the trusted side's peak in this evaluation: what a problem's size costs here
+            with contextlib.suppress(Exception):  # a GPU in a sticky error state: no figure, the verdict stands
+                out["harness_gpu_memory_gib"] = {"peak_allocated": torch.cuda.max_memory_allocated(device) / 2 ** 30,
+                                                 "peak_reserved": torch.cuda.max_memory_reserved(device) / 2 ** 30}
     out["runtime_ms"] = {k: dict(kb_metrics.timing_stats(v), median=kb_metrics.median(v),
                                  rse=kb_metrics.median_rse(v), times_ms=v) for k, v in sides.items()}
     cand = sides["candidate"]
