@@ -1,4 +1,4 @@
-"""The hardened harness's input draws and output checks (hardware/kernelbench/harness/hardened.py)
+"""The hardened harness's input draws and output checks (hardware/kernelbench/harness/kb_checks.py)
 as they bound their memory: the distributions drawn in place give the very values of the plain
 formulas, the problem's own tensors are left alone, and an output checked a piece at a time
 gets the verdict and the message of a check in one piece. Skipped without torch."""
@@ -13,7 +13,7 @@ sys.path.insert(0, HARNESS)
 
 if HAVE_TORCH:
     import torch
-    import hardened
+    import kb_checks as hardened  # the module hardened.py takes them from
 
 
 class Problem:
