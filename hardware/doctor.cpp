@@ -10,6 +10,7 @@
 #include "hardware/worker/landlock.hpp"
 #include "hardware/cuda/devices.hpp"
 #include "hardware/hip/devices.hpp"
+#include "hardware/kernelbench/torch_build.hpp"
 #include "hardware/sandbox.hpp"
 
 namespace kmcts {
@@ -134,11 +135,10 @@ std::vector<Capability> probe_machine() {
   caps.push_back(probe_amd_gpus());
   caps.push_back(probe_tool("python3", {"python3", "--version"}));
   // torch.cuda is HIP's on a ROCm build: the build named says which (KernelBench's hip backend needs ROCm's).
-  caps.push_back(probe_tool("torch", {"python3", "-c",
-                                      "import torch; v = torch.version; print('torch', torch.__version__, 'cuda' if "
-                                      "torch.cuda.is_available() else 'no cuda', torch.cuda.device_count(), 'device(s),', "
-                                      "'built for ROCm/HIP ' + v.hip if getattr(v, 'hip', None) else 'built for CUDA ' + "
-                                      "str(v.cuda) if v.cuda else 'CPU-only build')"}));
+  const TorchBuild torch = probe_torch_build("python3");
+  caps.push_back({"torch", torch.imported,
+                  torch.imported ? fmt::format("{}, {} device(s)", torch.describe(), torch.devices)
+                                 : "failed: " + torch.error});
   const ConfinementSupport& confined = confinement_support();
   caps.push_back({"confinement", confined.refused.empty(),
                   "candidate processes: " + confined.summary() +

@@ -26,6 +26,7 @@ TorchBuild parse_torch_build(const std::string& line) {
     b.version = text("version");
     b.cuda = text("cuda");
     b.hip = text("hip");
+    b.devices = j.contains("devices") && j["devices"].is_number_integer() ? j["devices"].get<int>() : 0;
     b.imported = !b.version.empty();
     if (!b.imported) b.error = "no torch version in its answer";
   } catch (const nlohmann::json::exception&) {
@@ -45,7 +46,7 @@ TorchBuild probe_torch_build(const std::string& python) {
   const SandboxResult r = run_sandboxed(
       {python, "-c",
        "import json, torch; v = torch.version; print(json.dumps({'version': torch.__version__, "
-       "'cuda': getattr(v, 'cuda', None), 'hip': getattr(v, 'hip', None)}))"},
+       "'cuda': getattr(v, 'cuda', None), 'hip': getattr(v, 'hip', None), 'devices': torch.cuda.device_count()}))"},
       limits);
   TorchBuild b;
   if (!r.started) b.error = "cannot run " + python;

@@ -13,6 +13,7 @@ struct TorchBuild {
   std::string version;    // torch.__version__ ("2.6.0+rocm6.2")
   std::string cuda;       // torch.version.cuda, "" when not a CUDA build
   std::string hip;        // torch.version.hip, "" when not a ROCm build
+  int devices = 0;        // torch.cuda.device_count() (HIP's devices on a ROCm build)
   std::string error;      // why it could not be asked (the interpreter's last line), when !imported
   bool timed_out = false; // the import did not finish in time (says nothing of the build)
 

@@ -53,6 +53,8 @@ TEST_CASE("torch build: the probe's answer is read as the build it names") {
   CHECK(cuda.imported);
   CHECK(cuda.hip.empty());
   CHECK(cuda.describe() == "torch 2.6.0+cu124 (CUDA 12.4)");
+  CHECK(cuda.devices == 0);
+  CHECK(parse_torch_build(R"({"version": "2.6.0+cu124", "cuda": "12.4", "hip": null, "devices": 8})").devices == 8);
   const TorchBuild rocm = parse_torch_build(R"({"version": "2.6.0+rocm6.2", "cuda": null, "hip": "6.2.41133-dd7f95766"})");
   CHECK(rocm.describe() == "torch 2.6.0+rocm6.2 (ROCm/HIP 6.2.41133-dd7f95766)");
   CHECK(parse_torch_build(R"({"version": "1.13.0a0", "cuda": null, "hip": null})").describe() == "torch 1.13.0a0 (CPU only)");
