@@ -15,6 +15,7 @@
 #include "search/run_lock.hpp"
 #include "search/run_search.hpp"
 #include "search/run_store.hpp"
+#include "core/cpus.hpp"
 
 namespace kmcts {
 
@@ -102,7 +103,7 @@ AblationOutcome replay_ablation(const AblationRequest& r) {
   }
   outcome.done = finished.size();
   std::mutex mutex;
-  const size_t jobs = std::max<size_t>(1, r.jobs.value_or(std::max(1u, std::thread::hardware_concurrency())));
+  const size_t jobs = std::max<size_t>(1, r.jobs.value_or(static_cast<size_t>(usable_cpus())));
   run_pool(finished.size(), jobs, [&](size_t i, size_t) {
     const Verdict3 v = check_run(g, finished[i], out, r.command_line);
     std::lock_guard lock(mutex);

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "search/run_lock.hpp"
 #include "search/run_search.hpp"
+#include "core/cpus.hpp"
 
 namespace kmcts {
 
@@ -154,7 +155,7 @@ void run_one(const AblationRequest& r, const AblationGrid& g, const fs::path& ou
 }  // namespace
 
 size_t default_ablation_jobs(const AblationGrid& grid) {
-  return grid.measures_for_real() ? 1 : std::max(1u, std::thread::hardware_concurrency());
+  return grid.measures_for_real() ? 1 : static_cast<size_t>(usable_cpus());
 }
 
 void request_ablation_stop() { request_pool_stop(); }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "core/cpus.hpp"
 #include "core/text.hpp"
 #include "hardware/confine.hpp"
 #include "hardware/worker/landlock.hpp"
@@ -124,6 +125,8 @@ Capability probe_amd_gpus() {
 
 std::vector<Capability> probe_machine() {
   std::vector<Capability> caps;
+  // Pools, compile slots and ablation jobs are sized by this, not by the host's online CPUs.
+  caps.push_back({"cpus", true, cpu_budget().describe()});
   caps.push_back(probe_tool("host compiler", {"c++", "--version"}));
   caps.push_back(probe_tool("nvcc", {cuda::find_cuda_tool("", "nvcc"), "--version"}, Keep::last_line));
   caps.push_back(probe_cupti());

@@ -20,6 +20,7 @@
 
 #include "core/text.hpp"
 #include "hardware/confine.hpp"
+#include "core/cpus.hpp"
 
 namespace kmcts {
 
@@ -110,7 +111,7 @@ SandboxLimits WorkerFolder::limits(double timeout_s, int max_samples) {
   limits.max_output_bytes = std::max<size_t>(1u << 20, static_cast<size_t>(max_samples) * 64 + (64u << 10));
   // A backstop only (the wall clock fires first): even a kernel using every core for the
   // whole timeout stays under it.
-  limits.cpu_seconds = timeout_s * std::max(1u, std::thread::hardware_concurrency()) + 5;
+  limits.cpu_seconds = timeout_s * usable_cpus() + 5;
   limits.confine = confinement_enabled();  // the worker runs the candidate's code
   return limits;
 }

@@ -13,6 +13,7 @@
 #include "search/coordinator_state.hpp"
 #include "search/mcts.hpp"
 #include "search/memory_archive.hpp"
+#include "core/cpus.hpp"
 
 KMCTS_OPTION("search.budget", Int, 40, 1, 1000000, "Evaluations to spend, the seed kernel included.")
 KMCTS_OPTION("search.workers", Int, 2, 1, 1024,
@@ -152,7 +153,7 @@ SearchSettings SearchSettings::from_config(const Config& c) {
   s.deterministic = c.get_bool("search.deterministic");
   s.wave_size = static_cast<int>(c.get_int("search.wave_size"));
   int compile_slots = static_cast<int>(c.get_int("search.compile_slots"));
-  s.compile_slots = compile_slots > 0 ? compile_slots : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  s.compile_slots = compile_slots > 0 ? compile_slots : usable_cpus();
   // A trial compiles one variant at a time: slots beyond the trials in flight would never run
   // a compile, and each is a TBB thread that spins for work while idle.
   s.compile_slots = std::min(s.compile_slots, s.trials_at_once());

@@ -1,4 +1,5 @@
 #include "search/thread_pool.hpp"
+#include "core/cpus.hpp"
 
 #include <algorithm>
 
@@ -17,7 +18,7 @@ void cpu_relax() {
 ThreadPool::ThreadPool(std::string name, int threads, int watchers, std::chrono::microseconds watch)
     : name_(std::move(name)), watch_(watch) {
   const int n = std::max(1, threads);
-  const int cores = static_cast<int>(std::thread::hardware_concurrency());
+  const int cores = usable_cpus();
   max_watchers_ = std::clamp(watchers >= 0 ? watchers : (cores - 2) / 2, 0, n);
   for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
 }

@@ -1,4 +1,5 @@
 #include "search/worker_pool.hpp"
+#include "core/cpus.hpp"
 
 #include <algorithm>
 #include <thread>
@@ -23,6 +24,6 @@ void WorkerPool::submit(std::function<void()> job) {
 ThreadBudget::ThreadBudget(size_t threads)
     : control_(std::make_unique<tbb::global_control>(
           tbb::global_control::max_allowed_parallelism,
-          std::max<size_t>(threads, std::max(2u, std::thread::hardware_concurrency())))) {}
+          std::max<size_t>(threads, static_cast<size_t>(std::max(2, usable_cpus()))))) {}
 
 }  // namespace kmcts

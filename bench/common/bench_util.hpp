@@ -16,6 +16,8 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/cpus.hpp"
+
 namespace kmcts::bench {
 
 namespace fs = std::filesystem;
@@ -59,6 +61,7 @@ inline std::string after(const std::string& line, char sep) {
 inline nlohmann::json machine() {
   return {{"cpu", after(first_line_with("/proc/cpuinfo", "model name"), ':')},
           {"nproc", std::thread::hardware_concurrency()},
+          {"usable_cpus", usable_cpus()},
           {"os", after(first_line_with("/etc/os-release", "PRETTY_NAME"), '=')}};
 }
 

@@ -16,6 +16,7 @@
 #include "core/rng.hpp"
 #include "hardware/worker/compare_rule.hpp"
 #include "hardware/worker/distributions.hpp"
+#include "core/cpus.hpp"
 
 namespace kmcts::worker {
 namespace {
@@ -123,7 +124,7 @@ void fill_inputs(TensorSet& inputs, const std::vector<TensorDesc>& descs, uint64
         static_cast<float*>(v.data)[k] = static_cast<float>(x);
     }
   };
-  const size_t threads = std::min<size_t>({jobs.size(), std::max(1u, std::thread::hardware_concurrency()), 32});
+  const size_t threads = std::min<size_t>({jobs.size(), static_cast<size_t>(usable_cpus()), 32});
   if (threads <= 1) {
     for (const Job& job : jobs) fill_block(job);
     return;

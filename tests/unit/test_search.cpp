@@ -16,6 +16,7 @@
 #include "search/replay.hpp"
 #include "search/run_search.hpp"
 #include "search/run_store.hpp"
+#include "core/cpus.hpp"
 
 using namespace kmcts;
 namespace fs = std::filesystem;
@@ -108,7 +109,7 @@ TEST_CASE("search settings: no more compile or measurement slots than trials in 
   c.set("search.compile_slots=0");
   s = SearchSettings::from_config(c);
   CHECK(s.trials_at_once() == 6);
-  CHECK(s.compile_slots == std::min(6, static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
+  CHECK(s.compile_slots == std::min(6, usable_cpus()));
 }
 
 TEST_CASE("search: a single-worker run with a seed repeats exactly") {
