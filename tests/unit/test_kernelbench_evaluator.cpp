@@ -96,6 +96,16 @@ TEST_CASE("kernelbench evaluator: the harness's line becomes a verdict, with mea
   CHECK(not_built.message.find("nvcc failed") != std::string::npos);
   EvalResult raised = result_from_harness({{"compiled", true}, {"error", "RuntimeError: CUDA error: illegal memory access"}}, "eager");
   CHECK(raised.verdict == Verdict::crash);
+
+  // The harness's peak GPU memory reaches the result on a pass and on an out-of-memory failure.
+  const json memory = {{"peak_allocated", 30.5}, {"peak_reserved", 36.0}};
+  json measured = harness_line(true);
+  measured["harness_gpu_memory_gib"] = memory;
+  CHECK(result_from_harness(measured, "eager").details["harness_gpu_memory_gib"] == memory);
+  const EvalResult oom = result_from_harness(
+      {{"infra_error", "CUDA out of memory. Tried to allocate 6.00 GiB"}, {"harness_gpu_memory_gib", memory}}, "eager");
+  CHECK(oom.verdict == Verdict::infra_error);
+  CHECK(oom.details["harness_gpu_memory_gib"]["peak_reserved"] == 36.0);
 }
 
 TEST_CASE("kernelbench evaluator: the harness process's failures are results naming them") {
