@@ -116,8 +116,9 @@ void run_case(const Case& c, int seeds, nlohmann::json& result, std::string& md,
       c.key, cells[0].first, show(w.stats.median, budget), show(w.stats.low, budget), show(w.stats.high, budget),
       seeds - w.censored, seeds, cells[1].first, show(r.stats.median, budget), show(r.stats.low, budget),
       show(r.stats.high, budget), seeds - r.censored, seeds,
-      std::isinf(w.stats.median) ? std::string("neither median is within the budget")
-                                 : fmt::format("{:.2f}x fewer evaluations at the median", r.stats.median / w.stats.median),
+      std::isinf(w.stats.median)   ? std::string("neither median is within the budget")
+      : std::isinf(r.stats.median) ? fmt::format("the runner-up's median is beyond the budget of {}", budget)
+                                   : fmt::format("{:.2f}x fewer evaluations at the median", r.stats.median / w.stats.median),
       wins, ties,
       seeds - wins - ties,
       settled ? "The intervals do not overlap." : fmt::format("The intervals overlap: not settled at {} seeds.", seeds));

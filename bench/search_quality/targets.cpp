@@ -48,7 +48,7 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
     for (const auto& [key, body] : result["landscapes"].items()) keys.push_back(key);
   const int budget = result.value("budget", 300);
   std::string table, verdicts;
-  int met_median = 0, met_hard = 0, hard_total = 0, met_seeds = 0, total = 0;
+  int met_median = 0, met_hard = 0, hard_total = 0, met_seeds = 0, total = 0, undecided = 0;
   for (const std::string& key : keys) {
     const auto& strategies = result["landscapes"].at(key).at("strategies");
     if (!strategies.contains(mcts)) return "";
@@ -70,9 +70,11 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
     const int ties = static_cast<int>(m.reached.size()) - wins - losses;
     const bool both_inf = std::isinf(m.stats.median) && std::isinf(best->stats.median);
     const double ratio = both_inf ? std::numeric_limits<double>::quiet_NaN() : m.stats.median / best->stats.median;
-    const bool median_ok = both_inf || m.stats.median <= best->stats.median;
+    // Neither median within the budget: the medians cannot be compared, so the target is
+    // undecided there, counted neither met nor missed.
+    const bool median_ok = !both_inf && m.stats.median <= best->stats.median;
     const bool seeds_ok = m.hits >= best->hits;
-    ++total, met_median += median_ok, met_seeds += seeds_ok;
+    ++total, met_median += median_ok, met_seeds += seeds_ok, undecided += both_inf;
     std::string hard_cell = "-";
     if (hard(key)) {
       ++hard_total;
@@ -85,7 +87,7 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
                          show(best->stats.high, budget), best->hits, show(m.stats.median, budget),
                          show(m.stats.low, budget), show(m.stats.high, budget), m.hits,
                          std::isnan(ratio) ? std::string("-") : fmt::format("{:.2f}", ratio), wins, ties, losses,
-                         sign_test_p(wins, losses), median_ok ? "met" : "missed", hard_cell, seeds_ok ? "met" : "missed");
+                         sign_test_p(wins, losses), both_inf ? "undecided" : median_ok ? "met" : "missed", hard_cell, seeds_ok ? "met" : "missed");
   }
   return fmt::format(
       "## Issue 29's targets: {} against the best baseline\n\n"
@@ -95,8 +97,10 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
       "the rugged and agent-simulated landscapes; as many seeds reached.\n\n"
       "| landscape | best baseline | {} | ratio | paired fewer / tied / more | median | 0.7x | seeds |\n"
       "|---|---|---|---|---|---|---|---|\n{}\n"
-      "Met: median on {} of {} landscapes, 0.7x on {} of {}, seeds on {} of {}.\n\n",
-      mcts, mcts, mcts, table, met_median, total, met_hard, hard_total, met_seeds, total);
+      "Met: median on {} of {} landscapes{}, 0.7x on {} of {}, seeds on {} of {}.\n\n",
+      mcts, mcts, mcts, table, met_median, total,
+      undecided > 0 ? fmt::format(" ({} undecided: neither median within the budget)", undecided) : std::string(),
+      met_hard, hard_total, met_seeds, total);
 }
 
 }  // namespace kmcts::bench

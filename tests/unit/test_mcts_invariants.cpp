@@ -55,8 +55,9 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
                                     bool keep_selectability = true, int sources = 30, int chain_length = 0,
                                     const char* expansion = "first_open", const char* refine = "off",
-                                    int reroot_depth = 0) {
+                                    int reroot_depth = 0, const char* value_scale = nullptr) {
   Config c;
+  if (value_scale) c.set(std::string("search.value_scale=") + value_scale);
   c.set_value("search.reroot_depth", reroot_depth, "test");
   c.set(std::string("search.refine=") + refine);
   c.set_value("search.chain_length", chain_length, "test");
@@ -175,12 +176,16 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
         for (const char* widening : {"fixed", "progressive"})
-          for (int variant : {0, 1, 2, 3, 4}) {  // as is; chains of 3; adaptive expansion; the refinement
-                                                  // bandit; the bandit with descents re-rooted 2 levels deep
+          for (int variant : {0, 1, 2, 3, 4, 5, 6}) {  // as is; chains of 3; adaptive expansion; the
+            // refinement bandit; the bandit with descents re-rooted 2 levels deep; expansion by comparison
+            // with the tree-wide value scale; the shipped expansion, value scale, annealing and bandit
+            // (compare, siblings, 300 selections, bandit) with re-rooting 3 levels deep (this drive's
+            // tree never gets 64 deep, the default)
             const int chain_length = variant == 1 ? 3 : 0;
-            const char* expansion = variant == 2 ? "adaptive" : "first_open";
-            const char* refine = variant >= 3 ? "bandit" : "off";
-            const int reroot_depth = variant == 4 ? 2 : 0;
+            const char* expansion = variant == 2 ? "adaptive" : variant >= 5 ? "compare" : "first_open";
+            const char* refine = variant == 3 || variant == 4 || variant == 6 ? "bandit" : "off";
+            const int reroot_depth = variant == 4 ? 2 : variant == 6 ? 3 : 0;
+            const char* value_scale = variant == 5 ? "tree" : nullptr;  // else the default, siblings
             CAPTURE(policy);
             CAPTURE(pending);
             CAPTURE(backup);
@@ -189,7 +194,8 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
             CAPTURE(expansion);
             CAPTURE(refine);
             CAPTURE(reroot_depth);
-            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine, reroot_depth);
+            CAPTURE(variant);
+            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine, reroot_depth, value_scale);
           }
 }
 
