@@ -41,7 +41,6 @@ rejected)."""
 
 import argparse
 import contextlib
-import gc
 import json
 import math
 import os
@@ -464,11 +463,6 @@ def evaluate(args, warm=None, env=None):
     device = device_of(args.device)
     out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     if device.type == "cuda":
-        # What a warm harness's earlier evaluation freed (its input sets, its pool of shared tensors)
-        # goes back to the GPU: the candidate's process allocates from the same card. Kept cached, it
-        # left a second 6 GiB ReLU candidate out of memory on an 80 GB H100 (bench/results/confinement.md, run M).
-        gc.collect()
-        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats(device)  # a warm harness's earlier evaluations are not this one's
     tol = out["tolerance"]
     warm = warm or Warm()
