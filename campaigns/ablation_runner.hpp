@@ -53,7 +53,7 @@ AblationOutcome run_ablation(const AblationRequest& request);
 /// (the source or LLM request nothing recorded).
 AblationOutcome replay_ablation(const AblationRequest& request);
 
-/// Runs at once when --jobs is not given: the machine's hardware threads when every
+/// Runs at once when --jobs is not given: the CPUs this process may use (core/cpus.hpp) when every
 /// measurement is replayed (a run is then a coordinator and rule agents, light and
 /// independent), else 1: a run that measures for real times kernels on the same cores or
 /// GPUs as its neighbours would, and the grid reuses that measurement in every later run.

@@ -24,14 +24,14 @@ KMCTS_OPTION("search.agent_slots", Int, 0, 0, 1024,
              "agent call start while earlier variants compile and measure.")
 KMCTS_OPTION("search.agent_watchers", Int, -1, -1, 1024,
              "Agent threads that, after a call, watch for the next one for 50 us before they sleep, so that "
-             "handing them work costs the search's coordinator no system call (-1 = (cores - 2) / 2, none on 2 "
-             "cores, where a watching thread would take the coordinator's core; 0 = none).")
+             "handing them work costs the search's coordinator no system call (-1 = (usable CPUs - 2) / 2, none on 2 "
+             "CPUs, where a watching thread would take the coordinator's core; 0 = none).")
 KMCTS_OPTION("search.store_flush_s", Double, 0.2, 0.0, 3600.0,
              "The run store commits at most this often (and at the end), with the visit counts and "
              "values changed since the last commit: a run killed meanwhile loses at most this much "
              "finished work, which `kmcts resume` redoes. 0 = commit after every completion.")
 KMCTS_OPTION("search.compile_slots", Int, 0, 0, 1024,
-             "Compiles at once (0 = one per CPU core), at most the trials in flight (search.workers, or "
+             "Compiles at once (0 = one per usable CPU: affinity mask and cgroup quota), at most the trials in flight (search.workers, or "
              "search.wave_size in deterministic mode). Compiles never hold a measurement slot.")
 KMCTS_OPTION("search.measure_slots", Int, 0, 0, 1024,
              "Measurements at once; 0 = what the evaluator offers: one per GPU of evaluator.cuda.gpus, 1 on "

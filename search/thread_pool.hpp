@@ -7,7 +7,7 @@
 // A thread that finishes a job watches the queue for a short while before it sleeps, so a
 // submit that finds a watching thread makes no system call: waking a sleeping thread was 16% of
 // the coordinator's CPU at 10^5 nodes with fast agents (bench/results/engine.md). Only where the
-// machine has cores to spare: by default (cores - 2) / 2 threads at once, none on 2 cores,
+// machine has cores to spare: by default (usable CPUs - 2) / 2 threads at once (core/cpus.hpp), none on 2 CPUs,
 // where a watching thread would take the coordinator's core.
 #include <atomic>
 #include <chrono>
