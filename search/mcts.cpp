@@ -9,31 +9,10 @@ KMCTS_OPTION("search.branching", Int, 4, 1, 64,
              "selection descends below it; also the child cap of the baseline strategies.")
 KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
-KMCTS_OPTION("search.expansion", String, "compare", std::nullopt, std::nullopt,
-             "Where a descent stops to expand: first_open (the first node on the path with room for a child, the "
-             "classic rule), compare (at a node with room, expanding it competes in the policy's choice with its "
-             "children, as a virtual child valued at the node's own reward with one visit) or adaptive (as compare, "
-             "but the virtual child is a generation arm that learns: valued at the mean of the node's own reward and "
-             "the rewards of every child generated from it, failures included, with that many visits; with a wide "
-             "search.branching the tree's width then follows what generation has paid at each node, as in AB-MCTS).")
-KMCTS_OPTION("search.anneal_selections", Int, 300, 0, 100000000,
-             "Anneal exploration over this many selections: the exploration term weighs 1 - s/N at the s-th "
-             "selection (never under 0.05), by dividing the values a descent compares by that weight; 0 = constant.")
 KMCTS_OPTION("search.chain_length", Int, 0, 0, 1000,
              "Greedy refinement chains: when a child improves on the node it was expanded from, the next selection "
              "expands that child directly, without a descent, up to this many steps in a row (the chain's results are "
              "backed up along its path like any other); 0 = off.")
-KMCTS_CHOICE_OPTION("search.refine", "bandit", ({"off", "bandit"}),
-                    "bandit: before each selection a two-armed bandit (search/refine_bandit.hpp) chooses between "
-                    "refining the incumbent (expanding the fastest measured node with room, as the greedy baselines "
-                    "do) and the policy's descent; an arm succeeds when its child beats the best measured so far. "
-                    "off: every selection is a descent.")
-KMCTS_OPTION("search.refine_discount", Double, 0.9, 0.5, 1.0,
-             "search.refine=bandit: the decay of an arm's success and failure counts at each of its updates (1 = "
-             "never forget; lower follows the search's phases faster).")
-KMCTS_OPTION("search.refine_prior", Double, 0.0, 0.0, 100.0,
-             "search.refine=bandit: successes the refine arm is credited with before any outcome (decayed like the "
-             "others): 0 = even odds at the start; higher starts the search greedier, until refinement stops paying.")
 KMCTS_OPTION("search.reroot_depth", Int, 64, 0, 1000000,
              "Re-rooting for deep lineages: once the node about to be expanded, or a new best, lies more than this many "
              "levels below where descents start (or not below it at all), later descents (and the backups of their "
@@ -55,16 +34,11 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.widening = WideningRegistry::instance().create("widening", c.get_string("search.widening"), c);
   p.backup = BackupRegistry::instance().create("backup", c.get_string("search.backup"), c);
   p.value_scale = ValueScaleRegistry::instance().create("value scale", c.get_string("search.value_scale"), c);
-  const std::string expansion = c.get_string("search.expansion");
-  if (expansion != "first_open" && expansion != "compare" && expansion != "adaptive")
-    throw InputError("search.expansion: unknown rule '" + expansion + "' (known: first_open, compare, adaptive)");
-  p.compare_expansion = expansion == "compare" || expansion == "adaptive";
-  p.adaptive_expansion = expansion == "adaptive";
-  p.anneal_selections = static_cast<int>(c.get_int("search.anneal_selections"));
+  p.expansion = ExpansionRuleRegistry::instance().create("expansion rule", c.get_string("search.expansion"), c);
+  p.exploration = ExplorationScheduleRegistry::instance().create("exploration schedule",
+                                                                  c.get_string("search.exploration_schedule"), c);
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
-  p.refine_bandit = c.get_string("search.refine") == "bandit";
-  p.refine_discount = c.get_double("search.refine_discount");
-  p.refine_prior = c.get_double("search.refine_prior");
+  p.refinement = RefinementRegistry::instance().create("refinement", c.get_string("search.refine"), c);
   p.reroot_depth = static_cast<int>(c.get_int("search.reroot_depth"));
   return p;
 }
@@ -72,7 +46,6 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
 MctsStrategy::MctsStrategy(CommonStrategySettings settings, Parts parts)
     : LedgerStrategy(settings.debug_attempts, 2 * settings.branching), settings_(settings), parts_(std::move(parts)) {
   ledger_.leave_backup_to_strategy();  // recompute() sets the statistics; back_up() counts the edges
-  if (parts_.refine_bandit) bandit_.emplace(parts_.refine_discount, parts_.refine_prior);
 }
 
 bool MctsStrategy::has_capacity(const VariantGraph& graph, int node) const {
@@ -201,21 +174,13 @@ int MctsStrategy::choose_child(const VariantGraph& graph, int node,
     // variant of it is expected to bring), one visit, and a sibling's average prior.
     const double share = 1.0 / static_cast<double>(stats.size() + 1);
     for (auto& st : stats) st.prior *= 1 - share;
-    double sum = graph.node(node).reward;
-    int generated = 1;
-    if (parts_.adaptive_expansion)  // the generation arm: every child made from here, failed or not
-      graph.for_each_child(node, [&](int c, const EdgeRecord&) {
-        const NodeRecord& child = graph.node(c);
-        if (child.status != NodeStatus::pending) sum += child.reward, ++generated;
-        return true;
-      });
-    stats.push_back(parts_.pending->child(sum / generated, generated, 0, share));
+    const auto [value, visits] = parts_.expansion->generation_arm(graph, node);
+    stats.push_back(parts_.pending->child(value, visits, 0, share));
   }
   parts_.value_scale->apply(stats, measured_);
-  if (parts_.anneal_selections > 0) {  // argmax(q / w + c e) = argmax(q + c w e): exploration weighs w
-    const double w = std::max(0.05, 1.0 - static_cast<double>(selections_) / parts_.anneal_selections);
+  // argmax(q / w + c e) = argmax(q + c w e): exploration weighs w
+  if (const double w = parts_.exploration->weight(selections_); w != 1.0)
     for (ChildStats& st : stats) st.q /= w;
-  }
   ParentStats parent = parts_.pending->parent(graph.node(node).visits, ledger_.pending_visits(node));
   const size_t chosen = parts_.policy->choose(parent, stats, rng);
   return chosen < candidates.size() ? candidates[chosen].first : -1;
@@ -243,7 +208,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
   // only through a cycle) leaves no trace: a replay calls next() only where a job was started.
   CounterRng rng = job_rng(settings_.seed, "mcts", selections_ + 1);
-  if (bandit_)
+  if (refinement().active())
     if (auto refinement = next_refinement(graph, rng)) return refinement;
   std::vector<int> path;  // a few dozen nodes at most: a linear search beats a set
   path.reserve(32);       // one allocation for most descents
@@ -271,7 +236,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
       path.push_back(node);
       memo_entry(node).on_path = true;
       const bool here = open(graph, node);
-      if (here && !parts_.compare_expansion) {
+      if (here && !parts_.expansion->competes()) {
         found = true;
         break;
       }
@@ -305,12 +270,12 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   search_root_ = start_for(graph, path.back());
   Selection selection = ledger_.start_expand(std::move(path));
   refresh(graph, selection.node);  // one more expansion in flight there
-  if (bandit_) arm_of_.emplace(selection.node, RefineBandit::descend);
+  if (refinement().active()) arm_of_.emplace(selection.node, Refinement::descend);
   return selection;
 }
 
 std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, CounterRng& rng) {
-  if (bandit_->choose(rng) != RefineBandit::refine) return std::nullopt;
+  if (refinement().choose(rng) != Refinement::refine) return std::nullopt;
   while (!incumbents_.empty()) {
     const int node = -incumbents_.top().second;
     if (has_capacity(graph, node)) {
@@ -320,7 +285,7 @@ std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, Coun
       // a lineage that went on thousands of levels: starting them there walked all of it).
       Selection selection = ledger_.start_expand(graph.tree_path(node, start_for(graph, node)));
       refresh(graph, selection.node);
-      arm_of_.emplace(node, RefineBandit::refine);
+      arm_of_.emplace(node, Refinement::refine);
       return selection;
     }
     // Room comes back only when an expansion in flight ends without a child: keep such a node.
@@ -331,13 +296,13 @@ std::optional<Selection> MctsStrategy::next_refinement(VariantGraph& graph, Coun
 }
 
 void MctsStrategy::note_outcome(const VariantGraph& graph, const Selection& s, int node, std::optional<double> reward) {
-  if (bandit_ && s.kind == Selection::Kind::expand && s.node >= 0)
+  if (refinement().active() && s.kind == Selection::Kind::expand && s.node >= 0)
     if (auto at = arm_of_.find(s.node); at != arm_of_.end()) {
-      bandit_->update(at->second, reward && (!best_reward_ || *reward > *best_reward_));
+      refinement().update(at->second, reward && (!best_reward_ || *reward > *best_reward_));
       arm_of_.erase(at);
     }
   if (reward && graph.node(node).status == NodeStatus::ok) {
-    if (bandit_) incumbents_.emplace(*reward, -node);  // ties: the older node first
+    if (refinement().active()) incumbents_.emplace(*reward, -node);  // ties: the older node first
     if (!best_reward_ || *reward > *best_reward_) {
       best_reward_ = *reward;
       search_root_ = start_for(graph, node);
@@ -406,7 +371,7 @@ void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path, 
 
 void MctsStrategy::on_expansion_failed(VariantGraph& graph, const Selection& s, bool exhausted) {
   LedgerStrategy::on_expansion_failed(graph, s, exhausted);
-  if (auto at = arm_of_.find(s.node); bandit_ && at != arm_of_.end()) arm_of_.erase(at);  // no child: no outcome
+  if (auto at = arm_of_.find(s.node); refinement().active() && at != arm_of_.end()) arm_of_.erase(at);  // no child: no outcome
   refresh(graph, s.node);  // its expansion is over (and it may be closed now)
 }
 

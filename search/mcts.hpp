@@ -1,8 +1,10 @@
 #pragma once
 // Monte Carlo tree search over the variant graph, assembled from swappable parts chosen by
 // name in the config: a SelectionPolicy (uct, puct, thompson, egreedy), a PendingTreatment
-// for work in flight (wu_uct, virtual_loss, none), a Widening (fixed, progressive) and a
-// Backup (mean, max, power_mean). Transpositions are handled soundly: edges carry their own
+// for work in flight (wu_uct, virtual_loss, none), a Widening (fixed, progressive), a Backup
+// (mean, max, power_mean), a ValueScale (none, siblings, tree), an ExpansionRule (first_open,
+// compare, adaptive), an ExplorationSchedule (constant, linear) and a Refinement of the
+// incumbent (off, bandit); greedy refinement chains are search.chain_length. Transpositions are handled soundly: edges carry their own
 // visit counts, and a node's statistics are recomputed from its own reward and its
 // children's values (N(node) = 1 + sum of its edges' visits) instead of accumulated, so a
 // child reached from several parents is never double-counted. Failed variants are leaves
@@ -17,7 +19,9 @@
 
 #include "search/backup.hpp"
 #include "search/pending.hpp"
-#include "search/refine_bandit.hpp"
+#include "search/expansion_rule.hpp"
+#include "search/exploration_schedule.hpp"
+#include "search/refinement.hpp"
 #include "search/selection_policy.hpp"
 #include "search/strategy.hpp"
 #include "search/strategy_support.hpp"
@@ -34,13 +38,10 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<Widening> widening;
     std::unique_ptr<Backup> backup;
     std::unique_ptr<ValueScale> value_scale;
-    bool compare_expansion = false;  // search.expansion=compare or adaptive
-    bool adaptive_expansion = false;  // search.expansion=adaptive: the virtual child learns from generation
-    int anneal_selections = 0;       // search.anneal_selections (0 = constant exploration)
+    std::unique_ptr<ExpansionRule> expansion;            // search.expansion
+    std::unique_ptr<ExplorationSchedule> exploration;    // search.exploration_schedule
+    std::unique_ptr<Refinement> refinement;              // search.refine
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
-    bool refine_bandit = false;      // search.refine=bandit: refine the incumbent or descend, by a bandit
-    double refine_discount = 0.9;    // search.refine_discount
-    double refine_prior = 0;         // search.refine_prior
     int reroot_depth = 64;           // search.reroot_depth (0 = descents start at the seed)
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
@@ -127,13 +128,13 @@ class MctsStrategy final : public LedgerStrategy {
   std::deque<std::pair<std::vector<int>, int>> chain_heads_;
   std::unordered_map<int, int> chain_step_of_;
   ValueRange measured_;  // every reward measured so far (search.value_scale=tree)
-  // search.refine=bandit: the bandit, measured ok nodes by reward (best first, ties to the
-  // oldest; nodes without room are dropped as they come to the top), the best reward so far,
-  // and the arm that chose each expansion in flight, by the node it expands.
-  std::optional<RefineBandit> bandit_;
+  // An active search.refine: measured ok nodes by reward (best first, ties to the oldest; nodes
+  // without room are dropped as they come to the top), and the arm that chose each expansion
+  // in flight, by the node it expands. The best reward so far, always.
+  Refinement& refinement() const { return *parts_.refinement; }
   std::priority_queue<std::pair<double, int>> incumbents_;
   std::optional<double> best_reward_;
-  std::unordered_multimap<int, RefineBandit::Arm> arm_of_;
+  std::unordered_multimap<int, Refinement::Arm> arm_of_;
   // search.reroot_depth: where descents start (the seed until a lineage runs deep below it).
   int search_root_ = 0;
   // selectable()'s memo, and whether the node is on the descent's path, valid for the entries

@@ -1,5 +1,5 @@
 #pragma once
-// Adaptive greediness for MCTS (search.refine=bandit, issue 29): before each selection a
+// Adaptive greediness for MCTS (search.refine=bandit, registered as a Refinement, issue 29): before each selection a
 // two-armed bandit decides between refining the incumbent (expanding the fastest measured node
 // that has room, as the greedy baselines do) and the tree policy's descent. An arm's success is
 // an expansion whose child beat the best measured so far; its failures are children that did
@@ -8,18 +8,19 @@
 // the search: refinement while it pays, the tree's breadth once the incumbent's neighbourhood
 // stops paying (a local optimum), refinement again when a descent finds a better region.
 #include "core/rng.hpp"
+#include "search/refinement.hpp"
 
 namespace kmcts {
 
-class RefineBandit {
+class RefineBandit final : public Refinement {
  public:
-  enum Arm { refine = 0, descend = 1 };
   /// `refine_prior`: pseudo-successes the refine arm starts with (0 = even odds), decayed like
   /// any other count, so the search starts greedy and the evidence takes over.
   explicit RefineBandit(double discount, double refine_prior = 0) : discount_(discount) { wins_[refine] = refine_prior; }
   /// A Thompson draw: the arm whose sampled success rate is higher (ties: refine).
-  Arm choose(CounterRng& rng) const;
-  void update(Arm arm, bool success);
+  bool active() const override { return true; }
+  Arm choose(CounterRng& rng) const override;
+  void update(Arm arm, bool success) override;
   double successes(Arm arm) const { return wins_[arm]; }
   double failures(Arm arm) const { return losses_[arm]; }
 

@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/problem.hpp"
 #include "search/coordinator.hpp"
+#include "search/exploration_schedule.hpp"
 #include "search/memory_archive.hpp"
 #include "search/run_lock.hpp"
 #include "search/run_store.hpp"
@@ -56,9 +57,11 @@ void check_new_run_dir(const std::filesystem::path& dir) {
 nlohmann::json run_search(const RunRequest& request) {
   if (!request.run_dir.empty()) check_new_run_dir(request.run_dir);
   Problem problem = load_problem(request.problem_dir);
-  SearchSettings settings = SearchSettings::from_config(request.config);
+  Config config = request.config;
+  fix_anneal_horizon(config);  // as the run records it: a resumed run keeps the horizon
+  SearchSettings settings = SearchSettings::from_config(config);
   settings.progress = request.progress;
-  SearchParts parts = SearchParts::from_config(problem, request.config);  // unknown names fail here
+  SearchParts parts = SearchParts::from_config(problem, config);  // unknown names fail here
   std::filesystem::path run_dir = request.run_dir;
   if (run_dir.empty())
     run_dir = std::filesystem::path("runs") / fmt::format("{}-{}-s{}", problem.name, utc_now("%Y%m%dT%H%M%SZ"), settings.seed);
@@ -73,13 +76,13 @@ nlohmann::json run_search(const RunRequest& request) {
                              {"command_line", request.command_line},
                              {"evaluator", parts.evaluator->describe()}};
   // What its Planner is shown of the optimisation archive, taken now (memory_for()).
-  run_info.update(request.memory ? *request.memory : memory_for(problem, request.config));
-  auto store = RunStore::create(run_dir, run_info, request.config.to_json());
+  run_info.update(request.memory ? *request.memory : memory_for(problem, config));
+  auto store = RunStore::create(run_dir, run_info, config.to_json());
   FolderLock lock(run_dir);
   Coordinator coordinator(problem, settings, std::move(parts), *store);
   nlohmann::json summary = coordinator.run();
   // Its improvements into the optimisation archive, once the store holds them all.
-  if (const std::string memory = record_run_improvements(*store, problem, request.config); !memory.empty()) {
+  if (const std::string memory = record_run_improvements(*store, problem, config); !memory.empty()) {
     summary["memory"] = memory;
     if (settings.progress) fmt::print(stderr, "{}\n", memory);
   }

@@ -46,6 +46,7 @@ python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) > float(sys.argv[2]) el
 grep -qE "^status +completed" <<<"$out" || fail "resume did not complete: $out"
 grep -qE "^evaluations +44 " <<<"$out" || fail "resume did not spend the new budget: $out"
 grep -q '"budget": 44' "$run/config.json" || fail "config.json does not show the new budget"
+grep -q '"anneal_selections": 40' "$run/config.json" || fail "config.json does not keep the annealing horizon the run started with (its budget, 40)"
 after=$(ls "$run/sources" | wc -l)
 [ "$after" -ge "$before" ] || fail "sources were lost ($before before, $after after)"
 replay=$("$kmcts" replay "$run") || fail "replay after resume: $replay"

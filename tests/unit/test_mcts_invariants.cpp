@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/mcts.hpp"
+#include "search/refine_bandit.hpp"
 
 using namespace kmcts;
 

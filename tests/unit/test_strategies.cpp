@@ -9,6 +9,8 @@
 
 #include "search/run_search.hpp"
 #include "search/run_store.hpp"
+#include "search/exploration_schedule.hpp"
+#include "search/mcts.hpp"
 #include "search/strategy.hpp"
 
 using namespace kmcts;
@@ -335,6 +337,47 @@ TEST_CASE("egreedy_tree strategy: the root cap holds and a pruned node gets no f
     }
   }
   CHECK_FALSE(pruned.empty());  // the run did exercise pruning
+}
+
+TEST_CASE("mcts: expansion, exploration schedule and refinement are parts registered by name") {
+  CHECK(ExpansionRuleRegistry::instance().names() == std::vector<std::string>{"adaptive", "compare", "first_open"});
+  CHECK(ExplorationScheduleRegistry::instance().names() == std::vector<std::string>{"constant", "linear"});
+  CHECK(RefinementRegistry::instance().names() == std::vector<std::string>{"bandit", "off"});
+  Config c;
+  c.set_value("search.expansion", "widest", "test");
+  try {
+    MctsStrategy::Parts::from_config(c);
+    FAIL("an unknown expansion rule was accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("widest") != std::string::npos);
+    CHECK(std::string(e.what()).find("first_open") != std::string::npos);
+  }
+}
+
+TEST_CASE("mcts: exploration anneals over the run's budget, fixed when the run starts") {
+  Config c;
+  c.set_value("search.budget", 100, "test");
+  auto linear = ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c);
+  CHECK(linear->weight(0) == 1.0);  // the default horizon, -1, is the budget
+  CHECK(linear->weight(50) == doctest::Approx(0.5));
+  CHECK(linear->weight(99) == 0.05);  // never under a twentieth
+  CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "constant", c)->weight(99) == 1.0);
+  fix_anneal_horizon(c);
+  CHECK(c.get_int("search.anneal_selections") == 100);
+  c.set_value("search.budget", 400, "test");  // a resume with a larger --budget: the horizon stays
+  fix_anneal_horizon(c);
+  CHECK(c.get_int("search.anneal_selections") == 100);
+  CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c)->weight(50) ==
+        doctest::Approx(0.5));
+  c.set_value("search.anneal_selections", 0, "test");  // 0: constant, as recorded configs say it
+  CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c)->weight(50) == 1.0);
+  // A search annealed over its budget is the one annealed over that many selections.
+  auto by_budget = std::map<std::string, nlohmann::json>{{"search.anneal_selections", -1}};
+  auto by_count = std::map<std::string, nlohmann::json>{{"search.anneal_selections", 20}};
+  auto constant = std::map<std::string, nlohmann::json>{{"search.exploration_schedule", "constant"}};
+  const auto a = trace(search("mcts", 20, 1, 7, 0.3, by_budget));
+  CHECK(a == trace(search("mcts", 20, 1, 7, 0.3, by_count)));
+  CHECK(a != trace(search("mcts", 20, 1, 7, 0.3, constant)));
 }
 
 TEST_CASE("mcts: annealed exploration and sibling-scaled values finish, repeat exactly, and change the search") {
