@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <cerrno>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -29,9 +31,29 @@ std::optional<long long> as_integer(const std::string& text) {
   return v;
 }
 
-// The cgroup this process sits in, from /proc/self/cgroup: v2's "0::/path", else v1's "N:cpu,...:/path".
-std::optional<double> cgroup_quota() {
-  std::ifstream in("/proc/self/cgroup");
+// CPUs in this process's affinity mask, in a set sized for the host (a fixed cpu_set_t holds
+// 1024 CPUs, and sched_getaffinity refuses a set smaller than the kernel's); 0 = unknown.
+int affinity_count() {
+  for (int n = CPU_SETSIZE; n <= (1 << 22); n *= 2) {
+    cpu_set_t* set = CPU_ALLOC(n);
+    if (set == nullptr) return 0;
+    const size_t size = CPU_ALLOC_SIZE(n);
+    CPU_ZERO_S(size, set);
+    const int rc = sched_getaffinity(0, size, set);
+    const int error = errno;
+    const int count = rc == 0 ? CPU_COUNT_S(size, set) : 0;
+    CPU_FREE(set);
+    if (rc == 0) return count;
+    if (error != EINVAL) return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<double> cgroup_quota(const std::string& proc_self_cgroup, const std::string& root) {
+  // The cgroup this process sits in: v2's "0::/path", else v1's "N:cpu,...:/path".
+  std::istringstream in(proc_self_cgroup);
   std::string line, v2_path, v1_path;
   while (std::getline(in, line)) {
     const auto a = line.find(':'), b = line.find(':', a + 1);
@@ -48,22 +70,24 @@ std::optional<double> cgroup_quota() {
   auto tighter = [&](std::optional<double> v) {
     if (v && (!q || *v < *q)) q = v;
   };
+  auto up = [](std::string& p) {  // "/a/b" -> "/a" -> "" (the root is read apart)
+    const auto slash = p.rfind('/');
+    p = slash == std::string::npos || slash == 0 ? std::string() : p.substr(0, slash);
+  };
   if (!v2_path.empty()) {
-    for (std::string p = v2_path; !p.empty() && p != "/";) {
-      tighter(parse_cpu_max(read_small("/sys/fs/cgroup" + p + "/cpu.max")));
-      const auto slash = p.rfind('/');
-      p = slash == std::string::npos ? std::string() : p.substr(0, slash);
-    }
-    tighter(parse_cpu_max(read_small("/sys/fs/cgroup/cpu.max")));
+    for (std::string p = v2_path; !p.empty() && p != "/"; up(p)) tighter(parse_cpu_max(read_small(root + p + "/cpu.max")));
+    tighter(parse_cpu_max(read_small(root + "/cpu.max")));
   }
-  if (!v1_path.empty()) {
-    for (const std::string& mount : {std::string("/sys/fs/cgroup/cpu"), std::string("/sys/fs/cgroup/cpu,cpuacct")}) {
-      tighter(parse_cfs_quota(read_small(mount + v1_path + "/cpu.cfs_quota_us"), read_small(mount + v1_path + "/cpu.cfs_period_us")));
+  if (!v1_path.empty())
+    for (const std::string mount : {root + "/cpu", root + "/cpu,cpuacct"}) {
+      for (std::string p = v1_path; !p.empty() && p != "/"; up(p))
+        tighter(parse_cfs_quota(read_small(mount + p + "/cpu.cfs_quota_us"), read_small(mount + p + "/cpu.cfs_period_us")));
       tighter(parse_cfs_quota(read_small(mount + "/cpu.cfs_quota_us"), read_small(mount + "/cpu.cfs_period_us")));
     }
-  }
   return q;
 }
+
+namespace {
 
 }  // namespace
 
@@ -100,10 +124,8 @@ std::string CpuBudget::describe() const {
 
 const CpuBudget& cpu_budget() {
   static const CpuBudget budget = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    const int affinity = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 0;
-    return make_cpu_budget(static_cast<int>(std::thread::hardware_concurrency()), affinity, cgroup_quota());
+    return make_cpu_budget(static_cast<int>(std::thread::hardware_concurrency()), affinity_count(),
+                           cgroup_quota(read_small("/proc/self/cgroup"), "/sys/fs/cgroup"));
   }();
   return budget;
 }

@@ -26,6 +26,11 @@ int usable_cpus();
 std::optional<double> parse_cpu_max(const std::string& text);
 std::optional<double> parse_cfs_quota(const std::string& quota_us, const std::string& period_us);
 
+// The tightest CPU quota (in CPUs) set for the cgroup that `proc_self_cgroup` (the text of
+// /proc/self/cgroup) names or any cgroup above it, read under `root` (/sys/fs/cgroup): v2's
+// cpu.max, else v1's cpu.cfs_quota_us over cpu.cfs_period_us under root/cpu or root/cpu,cpuacct.
+std::optional<double> cgroup_quota(const std::string& proc_self_cgroup, const std::string& root);
+
 // The budget from these readings (affinity 0 = unknown: online is used).
 CpuBudget make_cpu_budget(int online, int affinity, std::optional<double> quota);
 

@@ -1,6 +1,10 @@
 #include <doctest/doctest.h>
 
 #include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "core/cpus.hpp"
 
@@ -23,6 +27,38 @@ TEST_CASE("cgroup v1 cfs quota: -1 is none") {
   CHECK_FALSE(parse_cfs_quota("-1\n", "100000\n").has_value());
   CHECK_FALSE(parse_cfs_quota("", "").has_value());
   CHECK_FALSE(parse_cfs_quota("12x", "100000").has_value());
+}
+
+namespace {
+
+void put(const std::filesystem::path& file, const std::string& text) {
+  std::filesystem::create_directories(file.parent_path());
+  std::ofstream(file) << text;
+}
+
+}  // namespace
+
+TEST_CASE("cgroup quota: the tightest on the way up the process's cgroup, v2 or v1") {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("kmcts-test-cgroup-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  // v2: the leaf sets none, its parent 1.5 CPUs, the root none.
+  put(root / "v2/kubepods/pod1/ctr/cpu.max", "max 100000\n");
+  put(root / "v2/kubepods/pod1/cpu.max", "150000 100000\n");
+  put(root / "v2/kubepods/cpu.max", "400000 100000\n");
+  put(root / "v2/cpu.max", "max 100000\n");
+  CHECK(cgroup_quota("0::/kubepods/pod1/ctr\n", (root / "v2").string()) == doctest::Approx(1.5));
+  CHECK_FALSE(cgroup_quota("0::/elsewhere\n", (root / "v2").string()).has_value());  // no file: no quota
+  CHECK_FALSE(cgroup_quota("", (root / "v2").string()).has_value());
+  // v1: a parent's quota caps its children (the leaf sets none), under the cpu,cpuacct mount.
+  put(root / "v1/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
+  put(root / "v1/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
+  put(root / "v1/cpu,cpuacct/docker/cpu.cfs_quota_us", "250000\n");
+  put(root / "v1/cpu,cpuacct/docker/cpu.cfs_period_us", "100000\n");
+  const std::string v1 = "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n1:name=systemd:/docker/abc\n";
+  CHECK(cgroup_quota(v1, (root / "v1").string()) == doctest::Approx(2.5));
+  CHECK_FALSE(cgroup_quota("4:cpuset:/docker/abc\n", (root / "v1").string()).has_value());  // no cpu controller
+  fs::remove_all(root);
 }
 
 TEST_CASE("usable CPUs: the affinity mask, capped by a quota rounded up") {
