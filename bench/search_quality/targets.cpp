@@ -29,6 +29,16 @@ Row row_of(const std::string& name, const nlohmann::json& cell) {
 
 std::string show(double v, int budget) { return std::isinf(v) ? fmt::format(">{}", budget) : fmt::format("{:g}", v); }
 
+// MCTS's median over the baseline's; where one of them is beyond the budget, the bound the
+// budget gives ("<0.40": MCTS's 120 against a baseline beyond 300; ">1.20": the reverse against
+// 250), and "-" where both are.
+std::string ratio_cell(double mcts, double baseline, int budget) {
+  if (std::isinf(mcts) && std::isinf(baseline)) return "-";
+  if (std::isinf(mcts)) return fmt::format(">{:.2f}", budget / baseline);
+  if (std::isinf(baseline)) return fmt::format("<{:.2f}", mcts / budget);
+  return fmt::format("{:.2f}", mcts / baseline);
+}
+
 bool hard(const std::string& landscape) {
   return landscape == "rugged" || landscape.find("agent-sim") != std::string::npos;
 }
@@ -69,7 +79,6 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
     }
     const int ties = static_cast<int>(m.reached.size()) - wins - losses;
     const bool both_inf = std::isinf(m.stats.median) && std::isinf(best->stats.median);
-    const double ratio = both_inf ? std::numeric_limits<double>::quiet_NaN() : m.stats.median / best->stats.median;
     // Neither median within the budget: the medians cannot be compared, so the target is
     // undecided there, counted neither met nor missed.
     const bool median_ok = !both_inf && m.stats.median <= best->stats.median;
@@ -86,7 +95,7 @@ std::string target_check(const nlohmann::json& result, const std::string& mcts, 
                          key, best->name, show(best->stats.median, budget), show(best->stats.low, budget),
                          show(best->stats.high, budget), best->hits, show(m.stats.median, budget),
                          show(m.stats.low, budget), show(m.stats.high, budget), m.hits,
-                         std::isnan(ratio) ? std::string("-") : fmt::format("{:.2f}", ratio), wins, ties, losses,
+                         ratio_cell(m.stats.median, best->stats.median, budget), wins, ties, losses,
                          sign_test_p(wins, losses), both_inf ? "undecided" : median_ok ? "met" : "missed", hard_cell, seeds_ok ? "met" : "missed");
   }
   return fmt::format(
