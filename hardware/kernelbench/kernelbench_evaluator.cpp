@@ -161,6 +161,7 @@ EvalResult result_from_harness(const json& line, const std::string& baseline) {
   // The trusted side's peak GPU memory in this evaluation, on every verdict: whether a problem's
   // size fits a smaller card (an out-of-memory infra_error names the allocation that failed).
   if (line.contains("harness_gpu_memory_gib")) r.details["harness_gpu_memory_gib"] = line["harness_gpu_memory_gib"];
+  if (line.contains("notes")) r.details["harness_notes"] = line["notes"];  // what the harness says it could not do
   if (line.contains("device") && line["device"].is_string()) r.details["device"] = line["device"];  // its name
   const std::string error = line.value("error", std::string());
   if (line.contains("infra_error")) {

@@ -345,5 +345,48 @@ class Warm(unittest.TestCase):
         self.assertTrue(replies[0]["retire"])
 
 
+class TrustedMemory(unittest.TestCase):
+    """What a warm harness holds on the GPU between evaluations (run M: a candidate ran out of
+    memory while the harness still held the previous evaluation's shared tensors). The GPU path
+    itself runs in bench/security/kb_guard.sh; here, what can be checked without one."""
+
+    def test_pool_allocated_counts_only_that_pools_segments(self):
+        import hardened
+        snapshot = [{"segment_pool_id": (0, 0), "allocated_size": 5 << 30},  # the default pool
+                    {"segment_pool_id": (1, 3), "allocated_size": 6 << 30},  # the evaluation's shared pool
+                    {"segment_pool_id": (1, 3), "allocated_size": 0},
+                    {"segment_pool_id": (1, 4), "allocated_size": 1 << 20},
+                    {"allocated_size": 7}]  # a torch that does not name pools: never counted
+        self.assertEqual(hardened.pool_allocated(snapshot, (1, 3)), 6 << 30)
+        self.assertEqual(hardened.pool_allocated(snapshot, [1, 4]), 1 << 20)
+        self.assertEqual(hardened.pool_allocated([], (1, 3)), 0)
+
+    def test_settling_on_the_cpu_lets_go_of_the_pool_and_keeps_the_harness(self):
+        import serve as served
+        from candidate_process import Warm as Kept
+        warm, result = Kept(), {"mode": "hardened"}
+        warm.shared_pool = object()
+        self.assertTrue(served.settle("cpu", warm, result))
+        self.assertIsNone(warm.shared_pool)
+        self.assertNotIn("harness_gpu_memory_gib", result)
+
+    @unittest.skipUnless(HAVE_TORCH, "no torch")
+    def test_an_infra_error_keeps_what_the_trusted_side_held(self):
+        import argparse
+        import hardened
+        figures = {"peak_allocated": 36.0, "peak_reserved": 67.5}
+        saved = hardened.evaluate, hardened.gpu_memory
+        try:
+            def out_of_memory(*_):
+                raise RuntimeError("CUDA out of memory. Tried to allocate 6.00 GiB")
+            hardened.evaluate = out_of_memory
+            hardened.gpu_memory = lambda device: figures if device == "0" else None
+            line = json.loads(hardened.evaluate_line(argparse.Namespace(device="0")))
+        finally:
+            hardened.evaluate, hardened.gpu_memory = saved
+        self.assertIn("out of memory", line["infra_error"])
+        self.assertEqual(line["harness_gpu_memory_gib"], figures)
+
+
 if __name__ == "__main__":
     unittest.main()

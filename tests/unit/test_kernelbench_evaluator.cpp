@@ -97,11 +97,15 @@ TEST_CASE("kernelbench evaluator: the harness's line becomes a verdict, with mea
   EvalResult raised = result_from_harness({{"compiled", true}, {"error", "RuntimeError: CUDA error: illegal memory access"}}, "eager");
   CHECK(raised.verdict == Verdict::crash);
 
-  // The harness's peak GPU memory reaches the result on a pass and on an out-of-memory failure.
-  const json memory = {{"peak_allocated", 30.5}, {"peak_reserved", 36.0}};
+  // The harness's GPU memory reaches the result on a pass and on an out-of-memory failure, with
+  // its notes (a warm harness that retires because shared tensors were never released says so).
+  const json memory = {{"held_at_start", 0.4}, {"peak_allocated", 30.5}, {"peak_reserved", 36.0}, {"held_after", 0.4}};
   json measured = harness_line(true);
   measured["harness_gpu_memory_gib"] = memory;
-  CHECK(result_from_harness(measured, "eager").details["harness_gpu_memory_gib"] == memory);
+  measured["notes"] = {"6.00 GiB of tensors shared with the candidate's process were not released"};
+  const EvalResult kept = result_from_harness(measured, "eager");
+  CHECK(kept.details["harness_gpu_memory_gib"] == memory);
+  CHECK(kept.details["harness_notes"] == measured["notes"]);
   const EvalResult oom = result_from_harness(
       {{"infra_error", "CUDA out of memory. Tried to allocate 6.00 GiB"}, {"harness_gpu_memory_gib", memory}}, "eager");
   CHECK(oom.verdict == Verdict::infra_error);

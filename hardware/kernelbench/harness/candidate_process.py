@@ -246,6 +246,7 @@ class Warm:
         """spares: start the next evaluation's process of a role as soon as one is taken, so that
         it gets ready while the current candidate is judged (serve.py)."""
         self.timers, self.problems, self.compiled, self.spares, self.keep_spares = {}, {}, {}, {}, spares
+        self.shared_pool = None  # the evaluation's pool of tensors shared with its processes (hardened.shared_pool)
 
     def timer(self, device, library):
         from kb_timer import make_timer

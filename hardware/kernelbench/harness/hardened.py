@@ -83,11 +83,12 @@ def built(reply):
     return n if isinstance(n, int) and 1 <= n <= 64 else 0
 
 
-def shared_pool(device):
+def shared_pool(device, warm):
     """Where tensors the candidate's process gets are allocated: CUDA IPC hands over a whole
     allocator segment, so on a GPU they come from a pool of their own (torch.cuda.MemPool) and
     the expected outputs and pristine inputs, in the default pool, never share a segment with
-    them. Shared memory on the CPU is per tensor."""
+    them. The pool is kept in `warm` until the evaluation is settled (serve.py), which checks
+    that nothing in it outlived the candidate's process. Shared memory on the CPU is per tensor."""
     import contextlib
     import torch
     if device.type != "cuda":
@@ -95,7 +96,30 @@ def shared_pool(device):
     if not hasattr(torch.cuda, "MemPool"):
         raise RuntimeError("torch.cuda.MemPool is missing (torch >= 2.6 needed for the hardened mode on a GPU)")
     pool = torch.cuda.MemPool()
+    warm.shared_pool = pool
     return lambda: torch.cuda.use_mem_pool(pool)
+
+
+def pool_allocated(snapshot, pool_id):
+    """Bytes allocated in the segments of one allocator pool, from torch.cuda.memory_snapshot()."""
+    return sum(int(seg.get("allocated_size", 0)) for seg in snapshot
+               if tuple(seg.get("segment_pool_id") or ()) == tuple(pool_id))
+
+
+def gpu_memory(device):
+    """The trusted side's GPU memory in this evaluation, GiB: its peaks (allocated by tensors,
+    reserved by torch's allocator) since the evaluation began. `device`: a torch.device or the
+    harness's --device. None where no figure can be had (the CPU, or a GPU in a sticky error
+    state)."""
+    try:
+        import torch
+        device = device_of(device) if isinstance(device, str) else device
+        if device.type != "cuda":
+            return None
+        return {"peak_allocated": torch.cuda.max_memory_allocated(device) / 2 ** 30,
+                "peak_reserved": torch.cuda.max_memory_reserved(device) / 2 ** 30}
+    except Exception:  # noqa: BLE001 - the verdict stands without the figure
+        return None
 
 
 def share(values, pool):
@@ -464,6 +488,7 @@ def evaluate(args, warm=None, env=None):
     out["device"] = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     if device.type == "cuda":
         torch.cuda.reset_peak_memory_stats(device)  # a warm harness's earlier evaluations are not this one's
+        out["harness_gpu_memory_gib"] = {"held_at_start": torch.cuda.memory_reserved(device) / 2 ** 30}
     tol = out["tolerance"]
     warm = warm or Warm()
     timer = warm.timer(device, args.timer_lib)
@@ -489,7 +514,7 @@ def evaluate(args, warm=None, env=None):
         out["instances"] = instances
         out["compiled"] = True
         t0 = time.perf_counter()
-        pool = shared_pool(device)
+        pool = shared_pool(device, warm)
         out["correctness_seeds"], out["trials"] = check_correctness(problem, reference, child, device,
                                                                     args.correctness_trials, tol, pool)
         seconds["correctness"] = time.perf_counter() - t0
@@ -525,9 +550,7 @@ def evaluate(args, warm=None, env=None):
         if eager is not None:
             eager.close()
         if device.type == "cuda":  # the trusted side's peak in this evaluation: what a problem's size costs here
-            with contextlib.suppress(Exception):  # a GPU in a sticky error state: no figure, the verdict stands
-                out["harness_gpu_memory_gib"] = {"peak_allocated": torch.cuda.max_memory_allocated(device) / 2 ** 30,
-                                                 "peak_reserved": torch.cuda.max_memory_reserved(device) / 2 ** 30}
+            out.setdefault("harness_gpu_memory_gib", {}).update(gpu_memory(device) or {})
     out["runtime_ms"] = {k: dict(kb_metrics.timing_stats(v), median=kb_metrics.median(v),
                                  rse=kb_metrics.median_rse(v), times_ms=v) for k, v in sides.items()}
     cand = sides["candidate"]
@@ -585,6 +608,9 @@ def evaluate_line(args, warm=None, env=None):
         result = evaluate(args, warm, env)
     except Exception as e:  # the trusted side failed: an infrastructure error, not a verdict
         result = {"mode": "hardened", "infra_error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()[-4000:]}
+        memory = gpu_memory(str(args.device)) if "torch" in sys.modules else None
+        if memory:  # an out-of-memory on the trusted side: what it held says whether the problem fits at all
+            result["harness_gpu_memory_gib"] = memory
     result["seconds_total"] = time.perf_counter() - started
     return json.dumps(finite(result), allow_nan=False, default=str)
 

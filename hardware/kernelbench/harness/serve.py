@@ -49,17 +49,41 @@ def requests():
             yield None, f"malformed request: {e}"
 
 
-def healthy(device_arg):
-    """The trusted side's CUDA context still works (a fault poisons it for good)."""
+def settle(device_arg, warm, result):
+    """After an evaluation: True if the trusted side's CUDA context still works (a fault poisons
+    it for good) and the evaluation left nothing behind on the GPU. What it used goes back:
+    Python's garbage; the tensors it shared with the candidate's process, which torch keeps
+    (its CUDA IPC "limbo") when the harness dropped them while that process still held them,
+    until torch.cuda.ipc_collect() finds them released; then the allocator's cache, so that
+    the next candidate's own process finds the GPU as free as the first did. A process killed
+    while it held shared tensors never releases them: what is still allocated in the
+    evaluation's shared pool is reported, and the harness retires (a fresh one starts with
+    none). The result's harness_gpu_memory_gib gets what the harness holds afterwards."""
+    pool, warm.shared_pool = warm.shared_pool, None
     if device_arg == "cpu":
         return True
     try:
-        import torch
-        torch.cuda.synchronize(int(device_arg))
         import gc
+        import torch
+        from hardened import pool_allocated
+        torch.cuda.synchronize(int(device_arg))
         gc.collect()
+        torch.cuda.ipc_collect()
+        try:  # a torch whose snapshot does not name pools: nothing found stuck, said once per result
+            stuck = pool_allocated(torch.cuda.memory_snapshot(), pool.id) if pool is not None else 0
+        except (AttributeError, KeyError, TypeError, ValueError) as e:
+            stuck = 0
+            result.setdefault("notes", []).append(f"shared pool not checked: {type(e).__name__}: {e}")
+        del pool
         torch.cuda.empty_cache()
-        return True
+        memory = result.setdefault("harness_gpu_memory_gib", {})
+        memory.update(held_after=torch.cuda.memory_reserved(int(device_arg)) / 2 ** 30)
+        if stuck:
+            memory.update(shared_not_released=stuck / 2 ** 30)
+            result.setdefault("notes", []).append(
+                f"{stuck / 2 ** 30:.2f} GiB of tensors shared with the candidate's process were not released "
+                "(a process killed while holding them); the harness retires")
+        return not stuck
     except Exception:  # noqa: BLE001 - any failure retires the process
         return False
 
@@ -142,7 +166,7 @@ def serve_hardened(channel, device_arg, timer_lib):
             result.setdefault("notes", []).append(f"staged extensions not removed: {e}")
         if strays:
             result["strays_killed"] = strays
-        retire = "infra_error" in result or not healthy(args.device)
+        retire = not settle(args.device, warm, result) or "infra_error" in result
         result.update(served=served, retire=retire, nonce=request.get("nonce"))
         channel.write(json.dumps(result) + "\n")
         channel.flush()
