@@ -96,7 +96,8 @@ json parse_sanitizer_output(const std::string& output) {
     } else if (!fault.contains("thread") && std::regex_search(body, m, kThread)) {
       fault["thread"] = "(" + capped(m[1]) + ")";
       fault["block"] = "(" + capped(m[2]) + ")";
-    } else if (body.rfind("Address ", 0) == 0 || (fault.contains("address") && body.rfind("and is ", 0) == 0)) {
+    } else if (body.rfind("Address ", 0) == 0 || body.rfind("Access to ", 0) == 0 ||  // older and newer memcheck
+               (fault.contains("address") && body.rfind("and is ", 0) == 0)) {
       fault["address"] = capped(fault.value("address", std::string()) + (fault.contains("address") ? " " : "") + body);
     }
   }

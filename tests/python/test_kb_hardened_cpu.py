@@ -370,6 +370,12 @@ class TrustedMemory(unittest.TestCase):
         self.assertIsNone(warm.shared_pool)
         self.assertNotIn("harness_gpu_memory_gib", result)
 
+    def test_the_note_on_unreleased_tensors_gives_their_size(self):
+        import serve as served
+        self.assertTrue(served.unreleased_note(30 << 30).startswith("30.00 GiB of tensors shared with the candidate's"))
+        self.assertTrue(served.unreleased_note(16384).startswith("0.0156 MiB of tensors shared"))  # run N's killed candidate
+        self.assertTrue(served.unreleased_note(16384).endswith("the harness retires"))
+
     @unittest.skipUnless(HAVE_TORCH, "no torch")
     def test_an_infra_error_keeps_what_the_trusted_side_held(self):
         import argparse

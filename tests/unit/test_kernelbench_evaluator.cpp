@@ -331,7 +331,7 @@ TEST_CASE("kernelbench evaluator: ncu's counters of the best measurements, and m
   REQUIRE(crashed.verdict == Verdict::crash);
   REQUIRE(crashed.details.contains("fault"));
   CHECK(crashed.details["fault"]["kernel"] == "relu_kernel(const float *, float *, long)");
-  CHECK(crashed.details["fault"]["thread"] == "(1,0,0)");
+  CHECK(crashed.details["fault"]["thread"] == "(0,0,0)");
   CHECK(crashed.message.find("; compute-sanitizer: Invalid __global__ write of size 4 bytes in relu_kernel") !=
         std::string::npos);
   // A crash that is no memory fault is not diagnosed.

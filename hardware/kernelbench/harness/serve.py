@@ -49,6 +49,13 @@ def requests():
             yield None, f"malformed request: {e}"
 
 
+def unreleased_note(nbytes):
+    """The result's note when shared tensors outlived the candidate's process."""
+    size = f"{nbytes / 2 ** 30:.2f} GiB" if nbytes >= 2 ** 30 else f"{nbytes / 2 ** 20:.3g} MiB"
+    return (f"{size} of tensors shared with the candidate's process were not released (a process killed "
+            "while holding them); the harness retires")
+
+
 def settle(device_arg, warm, result):
     """After an evaluation: True if the trusted side's CUDA context still works (a fault poisons
     it for good) and the evaluation left nothing behind on the GPU. What it used goes back:
@@ -80,9 +87,7 @@ def settle(device_arg, warm, result):
         memory.update(held_after=torch.cuda.memory_reserved(int(device_arg)) / 2 ** 30)
         if stuck:
             memory.update(shared_not_released=stuck / 2 ** 30)
-            result.setdefault("notes", []).append(
-                f"{stuck / 2 ** 30:.2f} GiB of tensors shared with the candidate's process were not released "
-                "(a process killed while holding them); the harness retires")
+            result.setdefault("notes", []).append(unreleased_note(stuck))
         return not stuck
     except Exception:  # noqa: BLE001 - any failure retires the process
         return False
