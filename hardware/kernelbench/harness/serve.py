@@ -13,7 +13,8 @@ and "nonce", the request's own, which kmcts checks: a line written into this pro
 by anything else (a candidate that found the descriptor) does not carry it.
 
 - hardened: the trusted side is reused until it faults (an error of its own, or its CUDA
-  context fails a check after the evaluation); it keeps the CUPTI timer, each problem's
+  context fails a check after the evaluation) or an evaluation leaves shared GPU memory behind
+  (settle()); it keeps the CUPTI timer, each problem's
   reference Model and its torch.compile. Every candidate still gets a process of its own, new
   for it: the next one is started (torch imported, CUDA and the timer ready) when the current
   one is taken, and gets ready while the current candidate is judged.
