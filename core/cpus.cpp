@@ -87,10 +87,6 @@ std::optional<double> cgroup_quota(const std::string& proc_self_cgroup, const st
   return q;
 }
 
-namespace {
-
-}  // namespace
-
 std::optional<double> parse_cpu_max(const std::string& text) {
   std::istringstream in(text);
   std::string quota, period;

@@ -108,6 +108,10 @@ void SearchParts::check_names(const Config& c) {
   DebuggerRegistry::instance().check("debugger", agent_name(c, "agents.debugger"));
   StrategyRegistry::instance().check("strategy", c.get_string("search.strategy"));
   RewardRegistry::instance().check("reward", c.get_string("search.reward"));
+  // A misspelt part is an error whatever the strategy (the baselines read none of them).
+  ExpansionRuleRegistry::instance().check("expansion rule", c.get_string("search.expansion"));
+  ExplorationScheduleRegistry::instance().check("exploration schedule", c.get_string("search.exploration_schedule"));
+  RefinementRegistry::instance().check("refinement", c.get_string("search.refine"));
   if (c.get_string("search.strategy") == "mcts")  // the baselines use none of these
     MctsStrategy::Parts::from_config(c);         // policy, pending, widening, backup, expansion (small objects)
   if (const std::string evaluator = c.get_string("evaluator.name"); evaluator != "auto")

@@ -10,6 +10,8 @@
 //              run resumed with a larger --budget replays under the horizon it was made with).
 #include <cstdint>
 
+#include <nlohmann/json.hpp>
+
 #include "core/options.hpp"
 #include "core/registry.hpp"
 
@@ -27,5 +29,10 @@ using ExplorationScheduleRegistry = Registry<ExplorationSchedule, const Config&>
 /// A run's config as it is recorded: search.anneal_selections = -1 (the budget) becomes
 /// search.budget's value.
 void fix_anneal_horizon(Config& config);
+
+/// A recorded run's config merged into `config`, before a resume changes its budget: a run
+/// recorded before search.anneal_selections existed (its `recorded` config has no such key)
+/// searched with constant exploration, so 0; then fix_anneal_horizon().
+void fix_recorded_anneal_horizon(Config& config, const nlohmann::json& recorded);
 
 }  // namespace kmcts

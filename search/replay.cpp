@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "search/event_replayer.hpp"
+#include "search/exploration_schedule.hpp"
 
 namespace kmcts {
 namespace {
@@ -138,6 +139,7 @@ class Replayer {
   Replayer(RunStore& original, const fs::path& scratch) {
     Config config;
     config.merge(original.config(), (original.dir() / "config.json").string());
+    fix_recorded_anneal_horizon(config, original.config());
     auto nodes = original.nodes();
     if (nodes.empty()) throw InputError(fmt::format("{}: the run has no nodes to replay", original.dir().string()));
     problem_.name = original.run_info().value("problem", "");

@@ -34,8 +34,9 @@ std::string show(double v, int budget) { return std::isinf(v) ? fmt::format(">{}
 // 250), and "-" where both are.
 std::string ratio_cell(double mcts, double baseline, int budget) {
   if (std::isinf(mcts) && std::isinf(baseline)) return "-";
-  if (std::isinf(mcts)) return fmt::format(">{:.2f}", budget / baseline);
-  if (std::isinf(baseline)) return fmt::format("<{:.2f}", mcts / budget);
+  // A bound rounded outwards, so that it still holds (the true ratio is above or below it).
+  if (std::isinf(mcts)) return fmt::format(">{:.2f}", std::floor(budget / baseline * 100 + 1e-9) / 100);
+  if (std::isinf(baseline)) return fmt::format("<{:.2f}", std::ceil(mcts / budget * 100 - 1e-9) / 100);
   return fmt::format("{:.2f}", mcts / baseline);
 }
 

@@ -33,6 +33,8 @@ check "hip problem" 2 "^kmcts: error: (cannot run rocprofv3 .*HIP measurements a
 echo '{"search": {"budget": "lots"}}' >"$work/bad.json"
 check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an integer" -- "$kmcts" run "$fixture" --config "$work/bad.json"
 check "config, unknown policy" 2 "unknown selection policy 'foo' \(known: " -- "$kmcts" config --set search.policy=foo
+check "config, misspelt refinement with a baseline strategy" 2 "unknown refinement 'bandt' \(known: bandit, off\)" -- \
+  "$kmcts" config --set search.strategy=beam --set search.refine=bandt
 check "config, unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: " -- "$kmcts" config --set evaluator.name=gpu9
 echo '{"search": {"budget": 5}, "search.budget": 6}' >"$work/twice.json"
 check "a key given twice" 2 "option 'search.budget' is given twice, as \"search\" > \"budget\" and as \"search.budget\"" -- \

@@ -195,7 +195,15 @@ TEST_CASE("ablation grid: options that the chosen parts never read") {
   CHECK(ineffective_option("search.pending", c).find("search.strategy=beam") != std::string::npos);
   CHECK(ineffective_option("search.beam.width", c).empty());
   CHECK(ineffective_option("search.budget", c).empty());
+  for (const char* mcts_only : {"search.exploration_schedule", "search.anneal_selections", "search.refine",
+                                "search.refine_discount", "search.chain_length", "search.value_scale"})
+    CHECK(ineffective_option(mcts_only, c).find("search.strategy=beam") != std::string::npos);
   c.set_value("search.strategy", "mcts", "test");
+  c.set_value("search.refine", "off", "test");
+  CHECK(ineffective_option("search.refine_prior", c).find("search.refine=off") != std::string::npos);
+  c.set_value("search.exploration_schedule", "constant", "test");
+  CHECK(ineffective_option("search.anneal_selections", c).find("search.exploration_schedule=constant") != std::string::npos);
+  CHECK(ineffective_option("search.refine", c).empty());
   c.set_value("search.policy", "uct", "test");
   CHECK(ineffective_option("search.puct.c", c).find("only puct") != std::string::npos);
   CHECK(ineffective_option("search.exploration", c).empty());

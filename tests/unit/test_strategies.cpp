@@ -369,6 +369,20 @@ TEST_CASE("mcts: exploration anneals over the run's budget, fixed when the run s
   CHECK(c.get_int("search.anneal_selections") == 100);
   CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c)->weight(50) ==
         doctest::Approx(0.5));
+  // A recorded run's config: a run that predates the option (no key) searched with constant
+  // exploration; -1 is its own budget, taken before a resume's --budget.
+  Config resumed;
+  resumed.set_value("search.budget", 60, "test");
+  fix_recorded_anneal_horizon(resumed, {{"search", {{"budget", 60}}}});
+  CHECK(resumed.get_int("search.anneal_selections") == 0);
+  Config recorded_minus_one;
+  recorded_minus_one.set_value("search.budget", 60, "test");
+  fix_recorded_anneal_horizon(recorded_minus_one, {{"search", {{"budget", 60}, {"anneal_selections", -1}}}});
+  CHECK(recorded_minus_one.get_int("search.anneal_selections") == 60);
+  Config recorded_300;
+  recorded_300.set_value("search.anneal_selections", 300, "test");
+  fix_recorded_anneal_horizon(recorded_300, {{"search", {{"anneal_selections", 300}}}});
+  CHECK(recorded_300.get_int("search.anneal_selections") == 300);
   c.set_value("search.anneal_selections", 0, "test");  // 0: constant, as recorded configs say it
   CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c)->weight(50) == 1.0);
   // A search annealed over its budget is the one annealed over that many selections.
