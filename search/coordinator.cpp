@@ -112,6 +112,7 @@ void SearchParts::check_names(const Config& c) {
   ExpansionRuleRegistry::instance().check("expansion rule", c.get_string("search.expansion"));
   ExplorationScheduleRegistry::instance().check("exploration schedule", c.get_string("search.exploration_schedule"));
   RefinementRegistry::instance().check("refinement", c.get_string("search.refine"));
+  ChainRuleRegistry::instance().check("chain rule", c.get_string("search.chain"));
   if (c.get_string("search.strategy") == "mcts")  // the baselines use none of these
     MctsStrategy::Parts::from_config(c);         // policy, pending, widening, backup, expansion (small objects)
   if (const std::string evaluator = c.get_string("evaluator.name"); evaluator != "auto")

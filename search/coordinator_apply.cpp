@@ -32,6 +32,13 @@ nlohmann::json spare_plans_json(const std::vector<Plan>& plans) {
   return out;
 }
 
+void queue_shares(std::vector<double>& shares, const Plan& taken, const std::vector<Plan>& spare) {
+  double sum = std::max(0.0, taken.prior);
+  for (const Plan& p : spare) sum += std::max(0.0, p.prior);
+  const double mean = sum / static_cast<double>(spare.size() + 1);
+  for (const Plan& p : spare) shares.push_back(mean > 0 ? std::max(0.0, p.prior) / mean : 1.0);
+}
+
 std::vector<Plan> spare_plans_from_json(const nlohmann::json& recorded) {
   std::vector<Plan> plans;
   if (!recorded.is_array()) return plans;  // a count: logs written before the plans were recorded
@@ -182,8 +189,12 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   // time: a replay (resume) does the same, so the queue it rebuilds is the one the run had.
   std::optional<Plan> plan;
   if (sel.kind == Selection::Kind::expand)
-    if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty())
+    if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) {
       plan = std::move(queue.front()), queue.erase(queue.begin());
+      auto& shares = State::at_node(s.queued_shares, sel.node);
+      shares.erase(shares.begin());
+      g.node(sel.node).next_plan_share = shares.empty() ? 0.0 : shares.front();
+    }
   if (sel.kind == Selection::Kind::debug) s.dirty.node(sel.node);  // its repair count went up
   s.event_lazy("select", [trial = sel.trial, debug = sel.kind == Selection::Kind::debug, node = sel.node, path = sel.path] {
     return nlohmann::json{{"trial", trial}, {"kind", debug ? "debug" : "expand"}, {"node", node}, {"path", path}};
@@ -221,7 +232,9 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
   // the node's queue.
   nlohmann::json spare = d.spare_json.is_array() ? std::move(d.spare_json) : spare_plans_json(d.spare_plans);
   auto& queue = State::at_node(s.queued_plans, sel.node);
+  queue_shares(State::at_node(s.queued_shares, sel.node), d.plan, d.spare_plans);
   queue.insert(queue.end(), std::make_move_iterator(d.spare_plans.begin()), std::make_move_iterator(d.spare_plans.end()));
+  if (!queue.empty()) g.node(sel.node).next_plan_share = State::at_node(s.queued_shares, sel.node).front();
   const char* kind = sel.kind == Selection::Kind::debug ? "debug" : "expand";
   // A call cancelled by a stop (resume cancels the calls a run left open) neither failed nor
   // finished.
@@ -231,7 +244,7 @@ void apply_agent(State& s, VariantGraph& g, AgentDone& d) {
     std::string why = !d.error.empty() ? d.error : d.code.error;
     if (!d.exhausted && !cancelled && s.agent_failures++ == 0) s.first_agent_failure = fmt::format("{}: {}", kind, why);
     s.event("agent_failed", with_usage({{"trial", sel.trial}, {"node", sel.node}, {"kind", kind}, {"plan", d.plan.text},
-                                        {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", std::move(spare)}}));
+                                        {"prior", d.plan.prior}, {"error", why}, {"exhausted", d.exhausted}, {"spare_plans", std::move(spare)}}));
     s.parts.strategy->on_expansion_failed(g, sel, d.exhausted);
     s.in_flight--;
     return;

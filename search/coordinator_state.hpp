@@ -137,6 +137,9 @@ struct Coordinator::State {
   // Plans proposed for it, not yet used, oldest first (a few: a vector, which allocates
   // nothing until used, where a deque allocates two blocks for every node).
   std::vector<std::vector<Plan>> queued_plans;
+  // Beside each queued plan, its prior over the mean prior of the call that proposed it
+  // (NodeRecord::next_plan_share is the first's).
+  std::vector<std::vector<double>> queued_shares;
   /// While replaying a log: the trials selected whose agent outcome is not (yet) in it, with
   /// what their call had in hand (the node's call count, the spare plan taken), so that a
   /// resume makes the very call the run would have made.
@@ -244,6 +247,9 @@ void apply_evaluation(Coordinator::State& s, VariantGraph& g, EvalDone& d);
 /// count (what logs before 2026-12-03 recorded) gives none.
 nlohmann::json spare_plans_json(const std::vector<Plan>& plans);
 std::vector<Plan> spare_plans_from_json(const nlohmann::json& recorded);
+/// Appends to `shares` each spare plan's prior over the mean prior of its call (the plan taken
+/// and the spares): NodeRecord::next_plan_share; 1 each where no prior is positive.
+void queue_shares(std::vector<double>& shares, const Plan& taken, const std::vector<Plan>& spare);
 /// The run's summary as summary.json holds it (status, counts, usage, seed, best) at this point.
 nlohmann::json summarize(const Coordinator::State& s, const VariantGraph& g, const std::string& status,
                          const std::string& message);

@@ -36,6 +36,7 @@ std::string EventReplayer::apply(const EventRecord& e) {
     agent_open_.erase(trial);
     if (e.kind == "child" && p.value("new_node", false)) creator_[p.at("child").get<int>()] = trial;
     d.plan.text = p.value("plan", "");
+    d.plan.prior = p.value("prior", 1.0);  // agent_failed events record it since search.expansion=thompson, its only reader
     d.spare_plans = detail::spare_plans_from_json(p.value("spare_plans", nlohmann::json()));
     // Usage first: apply_agent counts it into the run's totals (token and dollar budgets).
     AgentUsage usage = AgentUsage::from_totals(p.value("usage", nlohmann::json::object()));
@@ -47,7 +48,6 @@ std::string EventReplayer::apply(const EventRecord& e) {
       if (!source) return fmt::format("the source {} is missing from the run directory", p.at("hash").get<std::string>());
       d.code.source = *source;
       d.plan.data = p.at("plan_data");
-      d.plan.prior = p.value("prior", 1.0);
       d.seconds = p.value("agent_seconds", 0.0);
       d.code.usage = usage;
     } else {

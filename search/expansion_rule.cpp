@@ -7,7 +7,9 @@ KMCTS_OPTION("search.expansion", String, "compare", std::nullopt, std::nullopt,
              "or adaptive (as compare, but the virtual child is a generation arm that learns: valued at the mean of "
              "the node's own reward and the rewards of every child generated from it, failures included, with that "
              "many visits; with a wide search.branching the tree's width then follows what generation has paid at "
-             "each node, as in AB-MCTS).")
+             "each node, as in AB-MCTS) or thompson (AB-MCTS-A: a Thompson draw between generating at the node and "
+             "descending into its children, Beta posteriors over scaled scores, generation's prior weighted by the "
+             "Planner's preference for the next plan; search/expansion_rule.hpp).")
 
 namespace kmcts {
 namespace {

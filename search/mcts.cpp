@@ -9,10 +9,6 @@ KMCTS_OPTION("search.branching", Int, 4, 1, 64,
              "selection descends below it; also the child cap of the baseline strategies.")
 KMCTS_OPTION("search.debug_attempts", Int, 2, 0, 16,
              "Repairs the Debugger may try along one lineage of failed variants (0 = no debugging).")
-KMCTS_OPTION("search.chain_length", Int, 0, 0, 1000,
-             "Greedy refinement chains: when a child improves on the node it was expanded from, the next selection "
-             "expands that child directly, without a descent, up to this many steps in a row (the chain's results are "
-             "backed up along its path like any other); 0 = off.")
 KMCTS_OPTION("search.reroot_depth", Int, 64, 0, 1000000,
              "Re-rooting for deep lineages: once the node about to be expanded, or a new best, lies more than this many "
              "levels below where descents start (or not below it at all), later descents (and the backups of their "
@@ -37,6 +33,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.expansion = ExpansionRuleRegistry::instance().create("expansion rule", c.get_string("search.expansion"), c);
   p.exploration = ExplorationScheduleRegistry::instance().create("exploration schedule",
                                                                   c.get_string("search.exploration_schedule"), c);
+  p.chain = ChainRuleRegistry::instance().create("chain rule", c.get_string("search.chain"), c);
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
   p.refinement = RefinementRegistry::instance().create("refinement", c.get_string("search.refine"), c);
   p.reroot_depth = static_cast<int>(c.get_int("search.reroot_depth"));
@@ -258,7 +255,13 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
         else dead_ends.push_back(node);  // only reachable through a cycle
         break;
       }
-      const int chosen = choose_child(graph, node, candidates, rng, here);
+      // A rule that decides itself whether to expand here (search.expansion=thompson).
+      const std::optional<bool> generate = here ? parts_.expansion->generate(graph, node, measured_, rng) : std::nullopt;
+      if (generate == true) {
+        found = true;
+        break;
+      }
+      const int chosen = choose_child(graph, node, candidates, rng, here && !generate.has_value());
       if (chosen < 0) {  // expanding here won over every child
         found = true;
         break;
@@ -393,10 +396,11 @@ void MctsStrategy::on_child(VariantGraph& graph, const Selection& s, int child, 
 void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int node, double reward) {
   ledger_.evaluated(graph, s, node, reward);  // sets the reward
   measured_.add(reward);
+  const std::optional<double> best_before = best_reward_;
   note_outcome(graph, s, node, reward);
   const auto& path = ledger_.path_to(s, node);
   if (parts_.chain_length > 0 && s.kind == Selection::Kind::expand && s.node >= 0 && s.node != node &&
-      reward > graph.node(s.node).reward) {
+      graph.node(node).status == NodeStatus::ok && parts_.chain->continues(graph.node(s.node).reward, reward, best_before)) {
     const auto at = chain_step_of_.find(s.node);  // the chain this expansion was a step of
     const int step = (at == chain_step_of_.end() ? 0 : at->second) + 1;
     if (step <= parts_.chain_length) chain_heads_.emplace_back(path, step);

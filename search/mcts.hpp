@@ -3,9 +3,10 @@
 // name in the config: a SelectionPolicy (uct, puct, thompson, egreedy), a PendingTreatment
 // for work in flight (wu_uct, virtual_loss, none), a Widening (fixed, progressive), a Backup
 // (mean, max, power_mean), a ValueScale (none, siblings, tree), an ExpansionRule (first_open,
-// compare, adaptive), an ExplorationSchedule (constant, linear) and a Refinement of the
-// incumbent (off, bandit); greedy refinement chains are search.chain_length. Transpositions are handled soundly: edges carry their own
-// visit counts, and a node's statistics are recomputed from its own reward and its
+// compare, adaptive, thompson), an ExplorationSchedule (constant, linear), a Refinement of the
+// incumbent (off, bandit) and a ChainRule for greedy refinement chains (improving, record; their
+// length is search.chain_length, 0 = none). Transpositions are handled soundly: edges carry
+// their own visit counts, and a node's statistics are recomputed from its own reward and its
 // children's values (N(node) = 1 + sum of its edges' visits) instead of accumulated, so a
 // child reached from several parents is never double-counted. Failed variants are leaves
 // queued for the Debugger (JobLedger).
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "search/backup.hpp"
+#include "search/chain_rule.hpp"
 #include "search/pending.hpp"
 #include "search/expansion_rule.hpp"
 #include "search/exploration_schedule.hpp"
@@ -41,6 +43,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<ExpansionRule> expansion;            // search.expansion
     std::unique_ptr<ExplorationSchedule> exploration;    // search.exploration_schedule
     std::unique_ptr<Refinement> refinement;              // search.refine
+    std::unique_ptr<ChainRule> chain;                    // search.chain
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
     int reroot_depth = 64;           // search.reroot_depth (0 = descents start at the seed)
     /// false: every descent decides selectability from scratch for every node it asks about
@@ -122,8 +125,8 @@ class MctsStrategy final : public LedgerStrategy {
   CommonStrategySettings settings_;
   Parts parts_;
   uint64_t selections_ = 0;  // keys the draws of each selection
-  // Greedy refinement chains (search.chain_length): children that improved on the node they
-  // were expanded from, waiting to be expanded next, with their path and the chain's length so
+  // Greedy refinement chains (search.chain_length, search.chain): children the chain rule let
+  // go on (the default: they improved on the node they were expanded from), waiting to be expanded next, with their path and the chain's length so
   // far; and, per node a chain step expanded, that length.
   std::deque<std::pair<std::vector<int>, int>> chain_heads_;
   std::unordered_map<int, int> chain_step_of_;

@@ -34,6 +34,11 @@ struct NodeRecord {
   nlohmann::json meta = nlohmann::json::object();  // e.g. {"params": {...}}
   std::string plan{};        // the plan text of the edge that created it ("" for the root)
   int64_t created_seq = 0;   // event sequence number that created it
+  // The Planner's prior for the plan this node's next expansion will take (a spare plan of an
+  // earlier call, queued), over the mean prior of the plans that call proposed: above 1 the
+  // Planner preferred it to its average plan. 0: none queued (the next expansion asks the
+  // Planner again). Kept by the coordinator, rebuilt by a replay; search.expansion=thompson reads it.
+  double next_plan_share = 0;
 };
 
 enum class EdgeKind { expand, debug };

@@ -29,8 +29,4 @@ class RefineBandit final : public Refinement {
   double wins_[2] = {0, 0}, losses_[2] = {0, 0};
 };
 
-/// A Beta(a, b) draw (a, b > 0) from uniform draws: the ratio of two gamma draws
-/// (Marsaglia and Tsang; shape < 1 by the boost u^(1/shape)).
-double beta_draw(double a, double b, CounterRng& rng);
-
 }  // namespace kmcts

@@ -35,6 +35,8 @@ check "bad config type" 2 "$work/bad.json: option 'search.budget' must be an int
 check "config, unknown policy" 2 "unknown selection policy 'foo' \(known: " -- "$kmcts" config --set search.policy=foo
 check "config, misspelt refinement with a baseline strategy" 2 "unknown refinement 'bandt' \(known: bandit, off\)" -- \
   "$kmcts" config --set search.strategy=beam --set search.refine=bandt
+check "config, misspelt chain rule" 2 "unknown chain rule 'records' \(known: improving, record\)" -- \
+  "$kmcts" config --set search.chain=records
 check "config, unknown evaluator" 2 "unknown evaluator 'gpu9' \(known: " -- "$kmcts" config --set evaluator.name=gpu9
 echo '{"search": {"budget": 5}, "search.budget": 6}' >"$work/twice.json"
 check "a key given twice" 2 "option 'search.budget' is given twice, as \"search\" > \"budget\" and as \"search.budget\"" -- \

@@ -196,7 +196,8 @@ TEST_CASE("ablation grid: options that the chosen parts never read") {
   CHECK(ineffective_option("search.beam.width", c).empty());
   CHECK(ineffective_option("search.budget", c).empty());
   for (const char* mcts_only : {"search.exploration_schedule", "search.anneal_selections", "search.refine",
-                                "search.refine_discount", "search.chain_length", "search.value_scale"})
+                                "search.refine_discount", "search.chain_length", "search.chain", "search.expansion_prior",
+                                "search.value_scale"})
     CHECK(ineffective_option(mcts_only, c).find("search.strategy=beam") != std::string::npos);
   c.set_value("search.strategy", "mcts", "test");
   c.set_value("search.refine", "off", "test");
@@ -204,6 +205,10 @@ TEST_CASE("ablation grid: options that the chosen parts never read") {
   c.set_value("search.exploration_schedule", "constant", "test");
   CHECK(ineffective_option("search.anneal_selections", c).find("search.exploration_schedule=constant") != std::string::npos);
   CHECK(ineffective_option("search.refine", c).empty());
+  c.set_value("search.expansion", "compare", "test");
+  CHECK(ineffective_option("search.expansion_prior", c).find("only thompson") != std::string::npos);
+  c.set_value("search.expansion", "thompson", "test");
+  CHECK(ineffective_option("search.expansion_prior", c).empty());
   c.set_value("search.policy", "uct", "test");
   CHECK(ineffective_option("search.puct.c", c).find("only puct") != std::string::npos);
   CHECK(ineffective_option("search.exploration", c).empty());

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/draws.hpp"
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/mcts.hpp"
@@ -177,14 +178,14 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
     for (const char* pending : {"wu_uct", "virtual_loss", "none"})
       for (const char* backup : {"mean", "max", "power_mean"})
         for (const char* widening : {"fixed", "progressive"})
-          for (int variant : {0, 1, 2, 3, 4, 5, 6}) {  // as is; chains of 3; adaptive expansion; the
+          for (int variant : {0, 1, 2, 3, 4, 5, 6, 7}) {  // as is; chains of 3; adaptive expansion; the
             // refinement bandit; the bandit with descents re-rooted 2 levels deep; expansion by comparison
             // with the tree-wide value scale; the shipped expansion, value scale, annealing and bandit
             // (compare, siblings, 300 selections, bandit) with re-rooting 3 levels deep (this drive's
-            // tree never gets 64 deep, the default)
+            // tree never gets 64 deep, the default); AB-MCTS's Thompson expansion with the bandit
             const int chain_length = variant == 1 ? 3 : 0;
-            const char* expansion = variant == 2 ? "adaptive" : variant >= 5 ? "compare" : "first_open";
-            const char* refine = variant == 3 || variant == 4 || variant == 6 ? "bandit" : "off";
+            const char* expansion = variant == 2 ? "adaptive" : variant == 7 ? "thompson" : variant >= 5 ? "compare" : "first_open";
+            const char* refine = variant == 3 || variant == 4 || variant >= 6 ? "bandit" : "off";
             const int reroot_depth = variant == 4 ? 2 : variant == 6 ? 3 : 0;
             const char* value_scale = variant == 5 ? "tree" : nullptr;  // else the default, siblings
             CAPTURE(policy);
@@ -358,6 +359,41 @@ TEST_CASE("mcts: a child that improves on its node is expanded next, up to searc
   (void)a0;
   (void)c1;
   (void)e;
+}
+
+TEST_CASE("mcts: search.chain=record goes on only while the chain sets records") {
+  // Chains of up to 3 steps, first_open descents, the root's reward 0. Both rules go on while
+  // each child is a record (a record also beats its parent) and stop at a child below its
+  // parent; they part at a child that beats its parent but not the best so far.
+  Config c = classic();
+  c.set("search.branching=3");
+  c.set("search.exploration=0.2");
+  c.set("search.chain_length=3");
+  for (const char* rule : {"improving", "record"}) {
+    CAPTURE(std::string(rule));
+    c.set(std::string("search.chain=") + rule);
+    HandDriven h(c);
+    auto [r, a] = h.expand("a", 1.0);  // a record, and better than the root: a chain starts at a
+    CHECK(r == 0);
+    auto [pa, b] = h.expand("b", 3.0);  // step 1 expands a; b: a record, better than a
+    CHECK(pa == a);
+    auto [pb, x] = h.expand("x", 2.0);  // step 2 expands b; x is below b: either chain ends
+    CHECK(pb == b);
+    const int after_x = h.expand("y", 2.5).first;  // a descent (the root has room, first_open)
+    CHECK(after_x == 0);
+    // y (2.5) improved on the root (0) but is no record (3): only improving expands it next.
+    auto [py, z] = h.expand("z", 0.0);
+    CHECK(py == (std::string(rule) == "improving" ? *h.g.find("y") : 0));
+    (void)x;
+    (void)z;
+  }
+  CHECK_THROWS_AS(
+      [] {
+        Config bad;
+        bad.set("search.chain=longest");
+        MctsStrategy::Parts::from_config(bad);
+      }(),
+      InputError);
 }
 
 TEST_CASE("mcts: search.reroot_depth starts descents below a deep lineage, and changes nothing above that depth") {

@@ -1,9 +1,12 @@
 // The swappable MCTS parts against hand-computed values.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 
 #include "search/backup.hpp"
+#include "search/coordinator_state.hpp"
+#include "search/expansion_rule.hpp"
 #include "search/pending.hpp"
 #include "search/selection_policy.hpp"
 #include "search/value_scale.hpp"
@@ -166,4 +169,83 @@ TEST_CASE("value scale: none leaves values as they are, siblings min-max scales 
   siblings->apply(narrow, {});
   CHECK(uct->choose({11}, wide, rng) == 0);
   CHECK(uct->choose({11}, narrow, rng) == 0);
+}
+
+namespace {
+
+// A node (reward 0) with generated children: each {own reward, edge visits, backed-up value};
+// a reward below -5 is a failed child. Rewards measured span [-1, 1].
+VariantGraph node_with_children(std::initializer_list<std::array<double, 3>> children, double share) {
+  VariantGraph g;
+  g.add_root(NodeRecord{.status = NodeStatus::ok, .visits = 1, .value_sum = 0, .reward = 0, .hash = "root"});
+  g.node(0).next_plan_share = share;
+  int k = 0;
+  for (const auto& [reward, edge_visits, value] : children) {
+    const bool failed = reward < -5;
+    const int visits = static_cast<int>(edge_visits);
+    NodeRecord n{.status = failed ? NodeStatus::failed : NodeStatus::ok, .visits = visits, .value_sum = value * visits,
+                 .reward = failed ? -1.0 : reward, .hash = "c" + std::to_string(k++)};
+    g.add_child(0, n, EdgeRecord{.visits = visits});
+  }
+  return g;
+}
+
+double generate_rate(const ExpansionRule& rule, const VariantGraph& g) {
+  ValueRange tree;
+  tree.add(-1), tree.add(1);
+  int generated = 0;
+  for (uint64_t i = 0; i < 4000; ++i) {
+    CounterRng rng(7, i);
+    const std::optional<bool> choice = rule.generate(g, 0, tree, rng);
+    REQUIRE(choice.has_value());
+    generated += *choice;
+  }
+  return generated / 4000.0;
+}
+
+}  // namespace
+
+TEST_CASE("expansion=thompson: generating or descending by what each has brought, the Planner's preference first") {
+  auto rule = ExpansionRuleRegistry::instance().create("expansion rule", "thompson", with({}));
+  CHECK(rule->competes());
+  // Generation has failed three times here; descending into the one good child has paid at
+  // every one of its 9 later visits: descend.
+  const double poor_generation = generate_rate(*rule, node_with_children({{-9, 1, 0}, {-9, 1, 0}, {-9, 1, 0}, {1, 10, 1}}, 0));
+  CHECK(poor_generation < 0.05);
+  // Two generations, both at the best reward measured, never descended into again: generate.
+  const double good_generation = generate_rate(*rule, node_with_children({{1, 1, 1}, {1, 1, 1}}, 0));
+  CHECK(good_generation > 0.75);
+  // Before any child, the arms start alike (1 when the Planner is asked afresh) and the
+  // Planner's preference for the queued plan tips them: a plan 4 times its call's mean prior
+  // against one a quarter of it.
+  const double even = generate_rate(*rule, node_with_children({}, 0)), neutral = generate_rate(*rule, node_with_children({}, 1));
+  CHECK(even == neutral);
+  CHECK(even == doctest::Approx(0.5).epsilon(0.06));
+  const double preferred = generate_rate(*rule, node_with_children({}, 4)), shunned = generate_rate(*rule, node_with_children({}, 0.25));
+  CHECK(preferred > even + 0.2);
+  CHECK(shunned < even - 0.2);
+  // A stronger prior keeps the Planner's word longer against the same evidence.
+  auto sure = ExpansionRuleRegistry::instance().create("expansion rule", "thompson", with({"search.expansion_prior=20"}));
+  const auto evidence = node_with_children({{0, 1, 0}, {0, 1, 0}, {0, 3, 0}}, 4);
+  CHECK(generate_rate(*sure, evidence) > generate_rate(*rule, evidence) + 0.1);
+  // The other rules leave the choice to the policy.
+  for (const char* other : {"first_open", "compare", "adaptive"}) {
+    CounterRng rng(1, 1);
+    CHECK_FALSE(ExpansionRuleRegistry::instance().create("expansion rule", other, with({}))->generate(
+        node_with_children({}, 4), 0, ValueRange{}, rng).has_value());
+  }
+}
+
+TEST_CASE("planner shares: each spare plan's prior over the mean prior of its call") {
+  std::vector<double> shares;
+  // The rule planner's priors: a step (1) taken; a step, a pair (0.5) and a jump (0.25) spare.
+  detail::queue_shares(shares, Plan{"step", 1.0}, {Plan{"step", 1.0}, Plan{"pair", 0.5}, Plan{"jump", 0.25}});
+  REQUIRE(shares.size() == 3);
+  CHECK(shares[0] == doctest::Approx(1.0 / 0.6875));
+  CHECK(shares[1] == doctest::Approx(0.5 / 0.6875));
+  CHECK(shares[2] == doctest::Approx(0.25 / 0.6875));
+  // Appended after what is queued; no positive prior: 1 each (no preference).
+  detail::queue_shares(shares, Plan{"a", 0.0}, {Plan{"b", 0.0}});
+  REQUIRE(shares.size() == 4);
+  CHECK(shares[3] == 1.0);
 }

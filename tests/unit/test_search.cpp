@@ -26,8 +26,9 @@ namespace {
 using test::fresh_dir;
 
 nlohmann::json search(const fs::path& run_dir, int budget, int workers, int seed, double failure_rate = 0.15,
-                      bool deterministic = false) {
+                      bool deterministic = false, const char* extra = nullptr) {
   RunRequest r;
+  if (extra) r.config.set(extra);
   r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
   r.config.set("evaluator.name=synthetic");
   r.config.set_value("evaluator.synthetic.failure_rate", failure_rate, "test");
@@ -177,6 +178,22 @@ TEST_CASE("search: deterministic mode gives the same graph with 1 and 4 workers"
   CHECK(a["best"]["hash"] == b["best"]["hash"]);
   fs::remove_all(one);
   fs::remove_all(four);
+}
+
+TEST_CASE("replay: a search whose choices read the Planner's queued plans replays them (expansion=thompson)") {
+  // The rule planner proposes 4 plans a call: 3 are queued, and the next expansion of a node
+  // takes one, so its share (NodeRecord::next_plan_share) must be rebuilt from the events,
+  // failed agent calls included, for every descent to choose again as it did.
+  for (int workers : {1, 3}) {
+    CAPTURE(workers);
+    auto dir = fresh_dir("replay-thompson-" + std::to_string(workers));
+    search(dir, 40, workers, 9, 0.3, false, "search.expansion=thompson");
+    ReplayReport r = replay_run(dir);
+    INFO(r.mismatch);
+    CHECK(r.identical);
+    CHECK(r.nodes > 15);
+    fs::remove_all(dir);
+  }
 }
 
 TEST_CASE("replay: the event log rebuilds the stored graph; a tampered store is caught") {

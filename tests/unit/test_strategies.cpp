@@ -339,8 +339,9 @@ TEST_CASE("egreedy_tree strategy: the root cap holds and a pruned node gets no f
   CHECK_FALSE(pruned.empty());  // the run did exercise pruning
 }
 
-TEST_CASE("mcts: expansion, exploration schedule and refinement are parts registered by name") {
-  CHECK(ExpansionRuleRegistry::instance().names() == std::vector<std::string>{"adaptive", "compare", "first_open"});
+TEST_CASE("mcts: expansion, exploration schedule, refinement and chains are parts registered by name") {
+  CHECK(ExpansionRuleRegistry::instance().names() == std::vector<std::string>{"adaptive", "compare", "first_open", "thompson"});
+  CHECK(ChainRuleRegistry::instance().names() == std::vector<std::string>{"improving", "record"});
   CHECK(ExplorationScheduleRegistry::instance().names() == std::vector<std::string>{"constant", "linear"});
   CHECK(RefinementRegistry::instance().names() == std::vector<std::string>{"bandit", "off"});
   Config c;
