@@ -55,6 +55,7 @@ constexpr Reader kReaders[] = {
     {"search.widening_", "search.strategy", "mcts"},
     {"search.expansion", "search.strategy", "mcts"},
     {"search.expansion_prior", "search.strategy", "mcts"},
+    {"search.expansion_planner", "search.strategy", "mcts"},
     {"search.exploration_schedule", "search.strategy", "mcts"},
     {"search.anneal_selections", "search.strategy", "mcts"},
     {"search.refine", "search.strategy", "mcts"},
@@ -81,6 +82,7 @@ constexpr Reader kReaders[] = {
     {"search.anneal_selections", "search.exploration_schedule", "linear"},
     {"search.refine_", "search.refine", "bandit"},
     {"search.expansion_prior", "search.expansion", "thompson"},
+    {"search.expansion_planner", "search.expansion", "thompson"},
     {"agents.rule.", "agents.backend", "rule"},
     {"agents.submissions.", "agents.backend", "submissions"},
 };

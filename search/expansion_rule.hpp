@@ -14,7 +14,8 @@
 //                children generated there (failures score 0), CONT's the visits of those children
 //                after their own evaluation; GEN's prior is search.expansion_prior pseudo-scores
 //                at the node's own score, its odds multiplied by the Planner's preference for the
-//                plan the next generation will take (NodeRecord::next_plan_share). When CONT wins,
+//                plan the next generation will take (NodeRecord::next_plan_share, to the power
+//                search.expansion_planner: 0 ignores the Planner). When CONT wins,
 //                the selection policy chooses among the children.
 #include <optional>
 #include <utility>

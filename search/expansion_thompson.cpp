@@ -1,6 +1,7 @@
 // search.expansion=thompson (search/expansion_rule.hpp): AB-MCTS-A's choice between generating
 // at a node and descending into its children, with the Planner's preference for the next plan.
 #include <algorithm>
+#include <cmath>
 
 #include "core/draws.hpp"
 #include "search/expansion_rule.hpp"
@@ -9,13 +10,17 @@ KMCTS_OPTION("search.expansion_prior", Double, 2.0, 0.1, 100.0,
              "search.expansion=thompson: pseudo-scores each arm (generate here, descend) starts with, at the node's "
              "own score (generation's odds multiplied by the Planner's preference for its next plan); higher trusts "
              "the prior longer.")
+KMCTS_OPTION("search.expansion_planner", Double, 1.0, 0.0, 4.0,
+             "search.expansion=thompson: weight w of the Planner's preference for the next plan: generation's prior "
+             "odds are multiplied by (its prior over its call's mean prior)^w. 1 = as the Planner says, 0 = ignored "
+             "(AB-MCTS without priors).")
 
 namespace kmcts {
 namespace {
 
 class ThompsonWidth final : public ExpansionRule {
  public:
-  explicit ThompsonWidth(double strength) : strength_(strength) {}
+  ThompsonWidth(double strength, double planner) : strength_(strength), planner_(planner) {}
   bool competes() const override { return true; }
   std::pair<double, int> generation_arm(const VariantGraph& graph, int node) const override {
     return {graph.node(node).reward, 1};  // never asked: generate() chooses
@@ -29,7 +34,7 @@ class ThompsonWidth final : public ExpansionRule {
     // expected to be about as good as its parent. Generation's odds are multiplied by the
     // Planner's preference for the plan it will take (1 when the Planner is asked afresh).
     const double own = std::clamp(score(here.reward), 0.01, 0.99);
-    const double share = here.next_plan_share > 0 ? here.next_plan_share : 1.0;
+    const double share = here.next_plan_share > 0 ? std::pow(here.next_plan_share, planner_) : 1.0;
     const double odds = share * own / (1 - own), prior_gen = odds / (1 + odds);
     double gen_a = strength_ * prior_gen, gen_b = strength_ * (1 - prior_gen);
     double cont_a = strength_ * own, cont_b = strength_ * (1 - own);
@@ -50,13 +55,13 @@ class ThompsonWidth final : public ExpansionRule {
   }
 
  private:
-  double strength_;
+  double strength_, planner_;
 };
 
 }  // namespace
 
 KMCTS_REGISTER(ExpansionRuleRegistry, "thompson", [](const Config& c) -> std::unique_ptr<ExpansionRule> {
-  return std::make_unique<ThompsonWidth>(c.get_double("search.expansion_prior"));
+  return std::make_unique<ThompsonWidth>(c.get_double("search.expansion_prior"), c.get_double("search.expansion_planner"));
 })
 
 }  // namespace kmcts

@@ -207,6 +207,7 @@ TEST_CASE("ablation grid: options that the chosen parts never read") {
   CHECK(ineffective_option("search.refine", c).empty());
   c.set_value("search.expansion", "compare", "test");
   CHECK(ineffective_option("search.expansion_prior", c).find("only thompson") != std::string::npos);
+  CHECK(ineffective_option("search.expansion_planner", c).find("only thompson") != std::string::npos);
   c.set_value("search.expansion", "thompson", "test");
   CHECK(ineffective_option("search.expansion_prior", c).empty());
   c.set_value("search.policy", "uct", "test");

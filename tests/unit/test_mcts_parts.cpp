@@ -224,6 +224,9 @@ TEST_CASE("expansion=thompson: generating or descending by what each has brought
   const double preferred = generate_rate(*rule, node_with_children({}, 4)), shunned = generate_rate(*rule, node_with_children({}, 0.25));
   CHECK(preferred > even + 0.2);
   CHECK(shunned < even - 0.2);
+  // Weighted 0, the Planner is ignored: its preferred plan gets the even odds.
+  auto deaf = ExpansionRuleRegistry::instance().create("expansion rule", "thompson", with({"search.expansion_planner=0"}));
+  CHECK(generate_rate(*deaf, node_with_children({}, 4)) == even);
   // A stronger prior keeps the Planner's word longer against the same evidence.
   auto sure = ExpansionRuleRegistry::instance().create("expansion rule", "thompson", with({"search.expansion_prior=20"}));
   const auto evidence = node_with_children({{0, 1, 0}, {0, 1, 0}, {0, 3, 0}}, 4);
