@@ -14,8 +14,9 @@ over the landscapes, then by the geometric mean of its ratios. The report also g
 own figures: median against the best baseline's median, and seeds reached.
 
 Usage:
-  grid.py run --out DIR [--grid first|second] [--jobs N] [--seeds 20] [--bench ./build/kmcts-bench-search-quality]
-  grid.py rank DIR [--markdown OUT.md] [--json OUT.json --key first|second]
+  grid.py run --out DIR [--grid first|second|third] [--jobs N] [--seeds 20] [--bench ./build/kmcts-bench-search-quality]
+  grid.py rank DIR [--markdown OUT.md] [--json OUT.json --key first|second|third]
+  grid.py compare FILE... [--reference mcts/uct]   (e.g. bench/results/mcts-tuning.json and 60-seed runs)
 """
 
 import argparse
@@ -39,7 +40,7 @@ BASELINES = {"linear": "search.strategy=linear", "beam": "search.strategy=beam",
 
 def grid(which):
     """Label -> option string, for every configuration of the grid `which`."""
-    return {"first": first_grid, "second": second_grid}[which]()
+    return {"first": first_grid, "second": second_grid, "third": third_grid}[which]()
 
 
 def first_grid():
@@ -73,6 +74,20 @@ def second_grid():
             "search.strategy=mcts", "search.policy=uct", f"search.exploration={c}", f"search.value_scale={name}",
             f"search.expansion={expansion}", "search.anneal_selections=300", f"search.chain_length={chain}",
             "search.refine=bandit", f"search.refine_discount={discount}", f"search.refine_prior={prior}"])
+    return out
+
+
+def third_grid():
+    """The parts of 819be3f on the shipped defaults (UCT c 0.5, sibling-scaled values, exploration
+    annealed over the budget, the refinement bandit): expansion by comparison or AB-MCTS's
+    Thompson choice with the Planner's priors, x branching 4, 8, 12, x no chains, improving chains
+    of 2 or record chains of 3. 18 configurations."""
+    out = {}
+    chains = {"ch0": ["search.chain_length=0"], "improving2": ["search.chain=improving", "search.chain_length=2"],
+              "record3": ["search.chain=record", "search.chain_length=3"]}
+    for expansion, branching, chain in itertools.product(("compare", "thompson"), (4, 8, 12), chains):
+        out[f"{expansion} b{branching} {chain}"] = ";".join([
+            "search.strategy=mcts", f"search.expansion={expansion}", f"search.branching={branching}", *chains[chain]])
     return out
 
 
@@ -212,14 +227,78 @@ def rank(args):
         json.dump(whole, open(args.json, "w"), indent=1)
 
 
+def sign_test(a, b):
+    """Paired over seeds: (a fewer, tied, a more) evaluations, a seed never reached counting as the
+    most, and the two-sided sign test's p over the untied seeds."""
+    key = [(x if x > 0 else math.inf, y if y > 0 else math.inf) for x, y in zip(a, b)]
+    fewer, more = sum(x < y for x, y in key), sum(x > y for x, y in key)
+    n, k = fewer + more, min(fewer, more)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
+    return fewer, len(key) - n, more, p
+
+
+def compare(args):
+    """Strategies of several runs of the bench (the same seeds) against the best baseline by
+    median on each landscape and, paired seed for seed, against a reference strategy."""
+    cells, budget, order = {}, None, []
+    for path in args.files:
+        d = json.load(open(path))
+        if "check_60_seeds" in d:  # the study's file: its 60-seed check of the defaults and baselines,
+            # and the runs of the same seeds kept beside a grid (a key ending in _checks)
+            check = d["check_60_seeds"]
+            body = {land: dict(strategies) for land, strategies in check["landscapes"].items()}
+            for key, kept in d.items():
+                for r in kept.get("runs", []) if key.endswith("_checks") else []:
+                    if r["seeds"] == check["seeds"]:
+                        for land, strategies in r["evaluations_to_reach"].items():
+                            body[land].update(strategies)
+            d = check
+        else:
+            body = {land: {s: c["evaluations_to_reach"] for s, c in b["strategies"].items()} for land, b in d["landscapes"].items()}
+        budget = d["budget"]
+        for land, strategies in body.items():
+            for s, ns in strategies.items():
+                cells.setdefault(land, {})[s] = ns
+                if s not in order and s not in BASELINES:
+                    order.append(s)
+    landscapes = list(cells)
+    others = [s for s in order if s != args.reference]
+
+    def show(v):
+        return ">%d" % budget if math.isinf(v) else "%g" % v
+
+    md = ["| landscape | best baseline, median (seeds) | " + " | ".join(order) + " | " +
+          " | ".join(f"{s} against {args.reference}: fewer / tied / more (p)" for s in others) + " |",
+          "|---|---|" + "---|" * (len(order) + len(others))]
+    for land in landscapes:
+        c = cells[land]
+        bm = min(BASELINES, key=lambda s: (median(c[s], budget), -sum(n > 0 for n in c[s])))
+        theirs = median(c[bm], budget)
+        row = [land, f"{bm} {show(theirs)} ({sum(n > 0 for n in c[bm])})"]
+        for s in order:
+            mine = median(c[s], budget)
+            ratio = "-" if math.isinf(mine) or math.isinf(theirs) else "%.2f" % (mine / theirs)
+            row.append(f"{show(mine)} ({sum(n > 0 for n in c[s])}) {ratio}")
+        for s in others:
+            f, t, m, p = sign_test(c[s], c[args.reference])
+            row.append(f"{f} / {t} / {m} (p = {p:.2f})")
+        md.append("| " + " | ".join(row) + " |")
+    md.append("")
+    for s in order:
+        m, h, sd, n, nh = targets_met(cells, landscapes, s, budget)
+        md.append(f"- {s}: median no higher on {m} of {n}, 0.7x on {h} of {nh}, as many seeds on {sd} of {n}")
+    print("\n".join(md))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--out", required=True)
     r.add_argument("--jobs", type=int, default=2)
-    r.add_argument("--grid", choices=("first", "second"), default="second",
-                   help="first: the 144 configurations of 2026-12-04; second: around its choice (80)")
+    r.add_argument("--grid", choices=("first", "second", "third"), default="third",
+                   help="first: the 144 configurations of 2026-12-04; second: around its choice (80); third: "
+                        "the Thompson expansion, branching and chain rules of 2026-12-06 (18)")
     r.add_argument("--seeds", type=int, default=20)
     r.add_argument("--per-shard", type=int, default=4)
     r.add_argument("--bench", default="./build/kmcts-bench-search-quality")
@@ -227,11 +306,15 @@ def main():
     k.add_argument("dir")
     k.add_argument("--markdown")
     k.add_argument("--json", help="the study's JSON file: this grid's ranking is written under --key, others kept")
-    k.add_argument("--key", default="second", help="the grid's key in --json (first, second)")
+    k.add_argument("--key", default="third", help="the grid's key in --json (first, second, third)")
     k.add_argument("--top", type=int, default=25)
     k.add_argument("--top-medians", type=int, default=8)
+    c = sub.add_parser("compare", help="strategies of bench runs against the best baseline and a reference, paired")
+    c.add_argument("files", nargs="+", help="kmcts-bench-search-quality JSON files of the same seeds (or the study's "
+                                            "JSON, for its 60-seed check)")
+    c.add_argument("--reference", default="mcts/uct")
     a = p.parse_args()
-    run(a) if a.cmd == "run" else rank(a)
+    {"run": run, "rank": rank, "compare": compare}[a.cmd](a)
 
 
 if __name__ == "__main__":
