@@ -191,8 +191,8 @@ void start_agents(State& s, VariantGraph& g, Selection sel) {
   if (sel.kind == Selection::Kind::expand)
     if (auto& queue = State::at_node(s.queued_plans, sel.node); !queue.empty()) {
       plan = std::move(queue.front()), queue.erase(queue.begin());
-      auto& shares = State::at_node(s.queued_shares, sel.node);
-      shares.erase(shares.begin());
+      auto& shares = State::at_node(s.queued_shares, sel.node);  // in step with the plans: queued together
+      if (!shares.empty()) shares.erase(shares.begin());
       g.node(sel.node).next_plan_share = shares.empty() ? 0.0 : shares.front();
     }
   if (sel.kind == Selection::Kind::debug) s.dirty.node(sel.node);  // its repair count went up

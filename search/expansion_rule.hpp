@@ -16,7 +16,10 @@
 //                at the node's own score, its odds multiplied by the Planner's preference for the
 //                plan the next generation will take (NodeRecord::next_plan_share, to the power
 //                search.expansion_planner: 0 ignores the Planner). When CONT wins,
-//                the selection policy chooses among the children.
+//                the selection policy chooses among the children. Generations in flight count
+//                in neither arm (no virtual loss), so parallel workers may all generate at one
+//                node until it is full; refinements and chain steps below a node count as CONT
+//                visits of its children like any descent.
 #include <optional>
 #include <utility>
 

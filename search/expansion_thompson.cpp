@@ -34,6 +34,7 @@ class ThompsonWidth final : public ExpansionRule {
     // expected to be about as good as its parent. Generation's odds are multiplied by the
     // Planner's preference for the plan it will take (1 when the Planner is asked afresh).
     const double own = std::clamp(score(here.reward), 0.01, 0.99);
+    // (A queued plan whose prior is 0 reads as none queued: no preference either way.)
     const double share = here.next_plan_share > 0 ? std::pow(here.next_plan_share, planner_) : 1.0;
     const double odds = share * own / (1 - own), prior_gen = odds / (1 + odds);
     double gen_a = strength_ * prior_gen, gen_b = strength_ * (1 - prior_gen);
@@ -44,7 +45,8 @@ class ThompsonWidth final : public ExpansionRule {
       const double s = child.status == NodeStatus::ok ? score(child.reward) : 0.0;  // a failure scores 0
       gen_a += s, gen_b += 1 - s;  // one generation, one score
       // The visits through it after the one that generated it: what descending there brought,
-      // at the child's backed-up value.
+      // at the child's backed-up value. (A transposition made while its node was still pending
+      // was not counted when made, so its first descent is missed here: a small undercount.)
       if (const int later = e.visits - 1; later > 0 && child.visits > 0) {
         const double q = score(child.value_sum / child.visits);
         cont_a += later * q, cont_b += later * (1 - q);

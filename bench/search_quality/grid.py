@@ -249,19 +249,27 @@ def compare(args):
             body = {land: dict(strategies) for land, strategies in check["landscapes"].items()}
             for key, kept in d.items():
                 for r in kept.get("runs", []) if key.endswith("_checks") else []:
-                    if r["seeds"] == check["seeds"]:
+                    if r["seeds"] == check["seeds"] and r["budget"] == check["budget"]:
                         for land, strategies in r["evaluations_to_reach"].items():
                             body[land].update(strategies)
             d = check
         else:
             body = {land: {s: c["evaluations_to_reach"] for s, c in b["strategies"].items()} for land, b in d["landscapes"].items()}
+        if budget is not None and d["budget"] != budget:
+            sys.exit(f"{path}: budget {d['budget']}, the files before it {budget}: not comparable")
         budget = d["budget"]
         for land, strategies in body.items():
             for s, ns in strategies.items():
+                if s in cells.get(land, {}) and cells[land][s] != ns:
+                    sys.exit(f"{path}: '{s}' on {land} differs from an earlier file's: give runs distinct labels")
                 cells.setdefault(land, {})[s] = ns
                 if s not in order and s not in BASELINES:
                     order.append(s)
     landscapes = list(cells)
+    for land in landscapes:
+        missing = [s for s in list(BASELINES) + order if s not in cells[land]]
+        if missing:
+            sys.exit(f"{land}: no run of {', '.join(missing)} (every file must cover every landscape)")
     others = [s for s in order if s != args.reference]
 
     def show(v):

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "agents/llm/mock_server.hpp"
 #include "core/problem.hpp"
 #include "hardware/evaluator.hpp"
 #include "scratch.hpp"
@@ -194,6 +195,51 @@ TEST_CASE("replay: a search whose choices read the Planner's queued plans replay
     CHECK(r.nodes > 15);
     fs::remove_all(dir);
   }
+}
+
+TEST_CASE("replay: a failed Coder call's plan prior and spare plans are rebuilt, and logs without the prior still replay") {
+  // An LLM Planner (a mock server) proposes three plans with priors; the Coder's replies hold no
+  // code, so every call fails after its plan was taken: agent_failed events carrying the taken
+  // plan's prior and the spare plans that later expansions take (their shares are queued from
+  // both). A replay must rebuild those events as recorded.
+  llm::MockLlmServer server(0, [](const std::string&, const std::string&, const std::string& user) -> std::string {
+    if (user.find("Propose") != std::string::npos) return "1. [0.6] tile the loop\n2. [0.3] unroll it\n3. [0.1] vectorise\n";
+    return "I would rather not write this kernel.";
+  });
+  auto dir = fresh_dir("replay-failed-coder");
+  RunRequest r;
+  r.problem_dir = fs::path(KMCTS_SOURCE_DIR) / "tests/fixtures/synthetic_space";
+  for (const char* set : {"evaluator.name=synthetic", "agents.backend=llm", "agents.llm.api_key_env=KMCTS_TEST_NO_SUCH_VARIABLE",
+                          "agents.plans_per_call=3", "search.expansion=thompson", "search.budget=6", "search.workers=1"})
+    r.config.set(set);
+  r.config.set_value("agents.llm.base_url", server.base_url(), "test");
+  r.run_dir = dir;
+  r.progress = false;
+  run_search(r);
+  int with_spares = 0, taken_prior_not_one = 0;
+  for (const auto& e : RunStore::open(dir)->events())
+    if (e.kind == "agent_failed") {
+      with_spares += e.payload.value("spare_plans", nlohmann::json::array()).size() > 0;
+      taken_prior_not_one += e.payload.contains("prior") && e.payload["prior"].get<double>() != 1.0;
+    }
+  CHECK(with_spares > 0);
+  CHECK(taken_prior_not_one > 0);
+  ReplayReport replayed = replay_run(dir);
+  INFO(replayed.mismatch);
+  CHECK(replayed.identical);
+  // A log written before agent_failed events recorded the prior replays too: the replay takes
+  // the default, which only search.expansion=thompson reads (and no descent here reached a node
+  // with children, where it would), and does not hold the missing field against the log.
+  sqlite3* db = nullptr;
+  REQUIRE(sqlite3_open((dir / "run.sqlite").c_str(), &db) == SQLITE_OK);
+  CHECK(sqlite3_exec(db, "UPDATE events SET payload = json_remove(payload, '$.prior') WHERE kind = 'agent_failed'", nullptr,
+                     nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(db);
+  for (const auto& e : RunStore::open(dir)->events()) CHECK_FALSE((e.kind == "agent_failed" && e.payload.contains("prior")));
+  ReplayReport old_log = replay_run(dir);
+  INFO(old_log.mismatch);
+  CHECK(old_log.identical);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("replay: the event log rebuilds the stored graph; a tampered store is caught") {
