@@ -126,8 +126,9 @@ class MctsStrategy final : public LedgerStrategy {
   Parts parts_;
   uint64_t selections_ = 0;  // keys the draws of each selection
   // Greedy refinement chains (search.chain_length, search.chain): children the chain rule let
-  // go on (the default: they improved on the node they were expanded from), waiting to be expanded next, with their path and the chain's length so
-  // far; and, per node a chain step expanded, that length.
+  // go on (by default: they improved on the node they were expanded from), waiting to be
+  // expanded next, with their path and the chain's length so far; and, per node a chain step
+  // expanded, that length.
   std::deque<std::pair<std::vector<int>, int>> chain_heads_;
   std::unordered_map<int, int> chain_step_of_;
   ValueRange measured_;  // every reward measured so far (search.value_scale=tree)
