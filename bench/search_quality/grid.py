@@ -270,6 +270,8 @@ def compare(args):
         missing = [s for s in list(BASELINES) + order if s not in cells[land]]
         if missing:
             sys.exit(f"{land}: no run of {', '.join(missing)} (every file must cover every landscape)")
+    if args.reference not in order:
+        sys.exit(f"no run of the reference '{args.reference}' (runs: {', '.join(order)})")
     others = [s for s in order if s != args.reference]
 
     def show(v):
