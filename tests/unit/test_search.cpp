@@ -183,8 +183,8 @@ TEST_CASE("search: deterministic mode gives the same graph with 1 and 4 workers"
 
 TEST_CASE("replay: a search whose choices read the Planner's queued plans replays them (expansion=thompson)") {
   // The rule planner proposes 4 plans a call: 3 are queued, and the next expansion of a node
-  // takes one, so its share (NodeRecord::next_plan_share) must be rebuilt from the events,
-  // failed agent calls included, for every descent to choose again as it did.
+  // takes one, so its share (NodeRecord::next_plan_share) must be rebuilt from the events for
+  // every descent to choose again as it did (failed calls that queue plans: the next test).
   for (int workers : {1, 3}) {
     CAPTURE(workers);
     auto dir = fresh_dir("replay-thompson-" + std::to_string(workers));
