@@ -141,7 +141,10 @@ void MctsStrategy::refresh_graph(const VariantGraph& graph, int node) {
 }
 
 void MctsStrategy::refresh_path(const VariantGraph& graph, const std::vector<int>& path) {
-  for (auto it = path.rbegin(); it != path.rend(); ++it) refresh(graph, *it);
+  // A node's flags read its status, its room and its children's flags (refresh() goes on up
+  // from a node whose flag changed). Above the last two nodes only the visits changed.
+  const size_t last = parts_.widening->reads_visits() ? path.size() : std::min<size_t>(path.size(), 2);
+  for (size_t k = 0; k < last; ++k) refresh(graph, path[path.size() - 1 - k]);
 }
 
 int MctsStrategy::choose_child(const VariantGraph& graph, int node,
@@ -199,7 +202,9 @@ std::optional<Selection> MctsStrategy::next_chain_step(VariantGraph& graph) {
 }
 
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
-  if (auto repair = ledger_.start_debug(graph, search_root_)) return repair;
+  // A repair's path starts where a refinement's would (start_for): from the root, a failed
+  // variant of a lineage thousands of levels deep made a path, and a backup, that long.
+  if (const int failed = ledger_.next_debug(); failed >= 0) return ledger_.start_debug(graph, start_for(graph, failed));
   if (auto step = next_chain_step(graph)) return step;
   if (graph.size() == 0) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
@@ -230,6 +235,7 @@ std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
     path.clear();
     int node = top;
     while (true) {
+      graph.prefetch_children(node);  // read below (candidates, then their statistics)
       path.push_back(node);
       memo_entry(node).on_path = true;
       const bool here = open(graph, node);
@@ -349,7 +355,10 @@ void MctsStrategy::back_up(VariantGraph& graph, const std::vector<int>& path, st
 }
 
 void MctsStrategy::recompute(VariantGraph& graph, const std::vector<int>& path, bool count_walk_too) const {
+  for (int id : path) graph.prefetch_edges(id);
+  if (!path.empty()) graph.prefetch_children(path.back());
   for (size_t i = path.size(); i-- > 0;) {
+    if (i > 0) graph.prefetch_children(path[i - 1]);  // read next, while this node's children load
     const int next = count_walk_too && i + 1 < path.size() ? path[i + 1] : -1;  // the edge walked out of it
     NodeRecord& n = graph.node(path[i]);
     if (n.status == NodeStatus::pending) {

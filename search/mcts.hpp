@@ -103,7 +103,9 @@ class MctsStrategy final : public LedgerStrategy {
   void refresh_graph(const VariantGraph& graph, int node);
   /// The same for the lineage tree's flag (tree_selectable()), going up its tree parents.
   void refresh_tree(const VariantGraph& graph, int node);
-  /// refresh() of every node on `path`, leaf first: the nodes a job's backup touched.
+  /// refresh() of the nodes on `path` a job's end changed, leaf first: the last two (the job's
+  /// node and its new or evaluated child), and every other one where the widening reads the
+  /// visits the backup changed.
   void refresh_path(const VariantGraph& graph, const std::vector<int>& path);
   /// The chosen child, or -1 when `with_virtual` and expanding `node` itself won.
   int choose_child(const VariantGraph& graph, int node, const std::vector<std::pair<int, const EdgeRecord*>>& candidates, CounterRng& rng,

@@ -48,6 +48,8 @@ class JobLedger {
   /// The oldest failed variant waiting for a repair, as a started debug job; nullopt if none.
   /// `top`: where the selection's path starts, if the failed node lies below it (else the root).
   std::optional<Selection> start_debug(VariantGraph& graph, int top = 0);
+  /// The failed variant start_debug() would take next; -1 if none waits.
+  int next_debug() const { return debug_queue_.empty() ? -1 : debug_queue_.front(); }
   /// Starts an expansion of path.back(); `path` is root .. node.
   Selection start_expand(std::vector<int> path);
 

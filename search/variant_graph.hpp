@@ -75,6 +75,19 @@ class VariantGraph {
     for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it)
       if (!f(static_cast<int>(boost::target(*it, g_)), g_[*it])) return;
   }
+  /// Asks the CPU to start loading the records of `id`'s children and of its edges to them: a
+  /// hint that changes no result. A loop over a node's children on a 10^5-node graph otherwise
+  /// waits for one cache miss after another (a backup's recompute spent 80% of its time there);
+  /// hinted a node ahead, the misses overlap.
+  void prefetch_children(int id) const {
+    for (auto [it, end] = boost::out_edges(vertex(id), g_); it != end; ++it) {
+      __builtin_prefetch(&g_[*it]);
+      __builtin_prefetch(&g_[boost::target(*it, g_)]);
+    }
+  }
+  /// The same hint one step earlier: `id`'s list of out-edges (a block of its own per node, the
+  /// first miss of any loop over its children).
+  void prefetch_edges(int id) const { __builtin_prefetch(g_.m_vertices[vertex(id)].m_out_edges.data()); }
   /// Children reached by expand edges (not debug edges): O(1), kept as edges are added.
   int expand_children(int id) const { return expand_out_[static_cast<size_t>(id)]; }
   std::vector<int> parents(int id) const;

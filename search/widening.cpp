@@ -17,6 +17,7 @@ class FixedWidening final : public Widening {
  public:
   explicit FixedWidening(int k) : k_(k) {}
   int max_children(int) const override { return k_; }
+  bool reads_visits() const override { return false; }
 
  private:
   int k_;

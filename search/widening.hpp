@@ -13,6 +13,9 @@ class Widening {
  public:
   virtual ~Widening() = default;
   virtual int max_children(int visits) const = 0;
+  /// Whether max_children() depends on the visits: if not, a backup (which changes only visits)
+  /// changes no node's room, and the search need not look at the path's nodes again.
+  virtual bool reads_visits() const { return true; }
 };
 
 using WideningRegistry = Registry<Widening, const Config&>;

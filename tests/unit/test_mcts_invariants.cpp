@@ -76,6 +76,7 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   VariantGraph g;
   std::vector<std::vector<int>> selections;
   int rerooted = 0;  // selections whose path starts below the seed
+  int deep_repairs = 0;  // repairs of nodes deeper than the limit
   NodeRecord root;
   root.plan = "seed";
   root.hash = canonical_hash(root.plan);
@@ -91,6 +92,12 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
         if (s->path.front() != 0)
           for (size_t k = 1; k < s->path.size(); ++k) CHECK(g.tree_parent(s->path[k]) == s->path[k - 1]);
         rerooted += s->path.front() != 0;
+        // A repair's path starts as a refinement's does: within the limit above the failed node
+        // (from the root, a failed variant deep in a lineage made a path, and a backup, that long).
+        if (reroot_depth > 0 && s->kind == Selection::Kind::debug) {
+          CHECK(s->path.size() <= static_cast<size_t>(reroot_depth) + 1);
+          deep_repairs += g.node(s->node).depth > reroot_depth;
+        }
         selections.push_back(s->path);
         selections.back().push_back(s->kind == Selection::Kind::debug ? -1 : s->node);
       } else {
@@ -121,6 +128,7 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   if (sources > 100) CHECK(cyclic < g.size() / 2);  // and with many sources, the kept flags
   if (reroot_depth == 0) CHECK(rerooted == 0);
   if (reroot_depth > 0) CHECK(rerooted > 0);
+  if (reroot_depth > 0) CHECK(deep_repairs > 0);
   return selections;
 }
 
