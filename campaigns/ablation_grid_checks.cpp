@@ -64,6 +64,7 @@ constexpr Reader kReaders[] = {
     {"search.chain", "search.strategy", "mcts"},
     {"search.value_scale", "search.strategy", "mcts"},
     {"search.reroot_depth", "search.strategy", "mcts"},
+    {"search.reroot_repairs", "search.strategy", "mcts"},
     {"search.exploration", "search.strategy", "mcts"},
     {"search.puct.", "search.strategy", "mcts"},
     {"search.thompson.", "search.strategy", "mcts"},

@@ -18,6 +18,11 @@ KMCTS_OPTION("search.reroot_depth", Int, 64, 0, 1000000,
              "walk about this depth, not the lineage's (thousands deep at 10^5 evaluations; "
              "a descent falls back to the seed when nothing below its start can be selected); the refinement arm "
              "still picks from every measured node. 0 = every descent starts at the seed.")
+KMCTS_OPTION("search.reroot_repairs", Bool, true, std::nullopt, std::nullopt,
+             "A repair job's path starts as a refinement's does under search.reroot_depth: where descents start, or "
+             "half that depth above the failed node. false: where descents start if the failed node lies below it, else "
+             "at the seed (a repair deep in a lineage then walks, and backs up along, all of it); runs recorded before "
+             "this option replay and resume with false.")
 KMCTS_OPTION("search.policy", String, "uct", std::nullopt, std::nullopt,
              "MCTS selection policy: uct, puct (Planner priors), thompson or egreedy.")
 
@@ -37,6 +42,7 @@ MctsStrategy::Parts MctsStrategy::Parts::from_config(const Config& c) {
   p.chain_length = static_cast<int>(c.get_int("search.chain_length"));
   p.refinement = RefinementRegistry::instance().create("refinement", c.get_string("search.refine"), c);
   p.reroot_depth = static_cast<int>(c.get_int("search.reroot_depth"));
+  p.reroot_repairs = c.get_bool("search.reroot_repairs");
   return p;
 }
 
@@ -204,7 +210,8 @@ std::optional<Selection> MctsStrategy::next_chain_step(VariantGraph& graph) {
 std::optional<Selection> MctsStrategy::next(VariantGraph& graph) {
   // A repair's path starts where a refinement's would (start_for): from the root, a failed
   // variant of a lineage thousands of levels deep made a path, and a backup, that long.
-  if (const int failed = ledger_.next_debug(); failed >= 0) return ledger_.start_debug(graph, start_for(graph, failed));
+  if (const int failed = ledger_.next_debug(); failed >= 0)
+    return ledger_.start_debug(graph, parts_.reroot_repairs ? start_for(graph, failed) : search_root_);
   if (auto step = next_chain_step(graph)) return step;
   if (graph.size() == 0) return std::nullopt;
   // Keyed by the count of selections handed out, so a descent that finds nothing (possible
@@ -416,6 +423,12 @@ void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int nod
   }
   back_up(graph, path, reward);
   refresh_path(graph, path);
+}
+
+void fix_recorded_repair_paths(Config& config, const nlohmann::json& recorded) {
+  const auto search = recorded.find("search");
+  if (search == recorded.end() || !search->is_object() || !search->contains("reroot_repairs"))
+    config.set_value("search.reroot_repairs", false, "the recorded run (it predates search.reroot_repairs)");
 }
 
 }  // namespace kmcts

@@ -46,6 +46,7 @@ class MctsStrategy final : public LedgerStrategy {
     std::unique_ptr<ChainRule> chain;                    // search.chain
     int chain_length = 0;            // search.chain_length (0 = no greedy refinement chains)
     int reroot_depth = 64;           // search.reroot_depth (0 = descents start at the seed)
+    bool reroot_repairs = true;      // search.reroot_repairs
     /// false: every descent decides selectability from scratch for every node it asks about
     /// (the reference the tests hold the kept flags against; the same selections either way).
     bool keep_selectability = true;
@@ -168,5 +169,10 @@ class MctsStrategy final : public LedgerStrategy {
   mutable std::vector<ChildStats> stats_;
   mutable std::vector<WeightedValue> children_;
 };
+
+/// A recorded run's config that predates search.reroot_repairs gets false, the rule it ran with,
+/// so its replay and resume make the repair paths it made (as fix_recorded_anneal_horizon does
+/// for the exploration horizon).
+void fix_recorded_repair_paths(Config& config, const nlohmann::json& recorded);
 
 }  // namespace kmcts

@@ -122,4 +122,17 @@ wait "$pid" 2>/dev/null
 [ $code = 2 ] && grep -q "in use by kmcts process $pid" <<<"$out" || fail "a resume of a running run was not refused: $out"
 [ $show_code = 2 ] && grep -q "kmcts process $pid is still running it" <<<"$shown" ||
   fail "show of a live run did not name its process: $shown"
-echo "20 passed, 0 failed"
+# A run recorded before search.reroot_repairs (a repair's path then started at the seed when the
+# failed variant was not below where descents start) replays and resumes by that rule: a run
+# recorded with the rule, its config stripped of the key as such a run's is, replays; the same
+# log read with the new rule does not (4000 evaluations take lineages hundreds of levels deep).
+old="$work/old"
+"$kmcts" run "$src/bench/engine/large_space" --set evaluator.name=synthetic --set search.reroot_repairs=false \
+  --budget 4000 --workers 1 --out "$old" --quiet >/dev/null 2>&1 || fail "the run of 4000 evaluations failed"
+sqlite3 "$old/run.sqlite" "update run set config = json_remove(config, '$.search.reroot_repairs')"
+replayed=$("$kmcts" replay "$old" 2>&1) || fail "a run recorded before search.reroot_repairs does not replay: $replayed"
+sqlite3 "$old/run.sqlite" "update run set config = json_set(config, '$.search.reroot_repairs', json('true'))"
+replayed=$("$kmcts" replay "$old" 2>&1)
+[ $? = 1 ] && grep -q 'select.*"kind":"debug"' <<<"$replayed" ||
+  fail "the old run replayed with the new repair paths too (the test lost its point): $replayed"
+echo "21 passed, 0 failed"

@@ -52,13 +52,19 @@ void check_invariants(const VariantGraph& g, const MctsStrategy& m) {
   }
 }
 
+// Repairs longer than search.reroot_depth allows, made with search.reroot_repairs=false (the
+// rule of runs recorded before the option: from the root when the failed node is not below
+// where descents start), over every drive().
+int old_rule_long_repairs = 0;
+
 // Drives a search of 40 waves of up to 3 jobs; returns every selection's node and path.
 // Every 7th agent call fails (every 14th: the node is exhausted).
 std::vector<std::vector<int>> drive(const char* policy, const char* pending, const char* backup, const char* widening,
                                     bool keep_selectability = true, int sources = 30, int chain_length = 0,
                                     const char* expansion = "first_open", const char* refine = "off",
-                                    int reroot_depth = 0, const char* value_scale = nullptr) {
+                                    int reroot_depth = 0, const char* value_scale = nullptr, bool reroot_repairs = true) {
   Config c;
+  c.set_value("search.reroot_repairs", reroot_repairs, "test");
   if (value_scale) c.set(std::string("search.value_scale=") + value_scale);
   c.set_value("search.reroot_depth", reroot_depth, "test");
   c.set(std::string("search.refine=") + refine);
@@ -77,6 +83,7 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   std::vector<std::vector<int>> selections;
   int rerooted = 0;  // selections whose path starts below the seed
   int deep_repairs = 0;  // repairs of nodes deeper than the limit
+  int long_repairs = 0;  // repairs whose path is longer than the limit (search.reroot_repairs=false only)
   NodeRecord root;
   root.plan = "seed";
   root.hash = canonical_hash(root.plan);
@@ -95,8 +102,9 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
         // A repair's path starts as a refinement's does: within the limit above the failed node
         // (from the root, a failed variant deep in a lineage made a path, and a backup, that long).
         if (reroot_depth > 0 && s->kind == Selection::Kind::debug) {
-          CHECK(s->path.size() <= static_cast<size_t>(reroot_depth) + 1);
+          if (reroot_repairs) CHECK(s->path.size() <= static_cast<size_t>(reroot_depth) + 1);
           deep_repairs += g.node(s->node).depth > reroot_depth;
+          long_repairs += s->path.size() > static_cast<size_t>(reroot_depth) + 1;
         }
         selections.push_back(s->path);
         selections.back().push_back(s->kind == Selection::Kind::debug ? -1 : s->node);
@@ -129,6 +137,8 @@ std::vector<std::vector<int>> drive(const char* policy, const char* pending, con
   if (reroot_depth == 0) CHECK(rerooted == 0);
   if (reroot_depth > 0) CHECK(rerooted > 0);
   if (reroot_depth > 0) CHECK(deep_repairs > 0);
+  if (reroot_repairs) CHECK(long_repairs == 0);
+  old_rule_long_repairs += long_repairs;
   return selections;
 }
 
@@ -205,8 +215,10 @@ TEST_CASE("mcts invariants hold for every combination of parts") {
             CAPTURE(refine);
             CAPTURE(reroot_depth);
             CAPTURE(variant);
-            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine, reroot_depth, value_scale);
+            // variant 6: repairs by the rule of runs recorded before search.reroot_repairs
+            drive(policy, pending, backup, widening, true, 30, chain_length, expansion, refine, reroot_depth, value_scale, variant != 6);
           }
+  CHECK(old_rule_long_repairs > 0);  // the old rule is what the option turns back on
 }
 
 TEST_CASE("mcts: the kept selectability flags select exactly what a search per descent selects") {

@@ -395,6 +395,17 @@ TEST_CASE("mcts: exploration anneals over the run's budget, fixed when the run s
   CHECK(a != trace(search("mcts", 20, 1, 7, 0.3, constant)));
 }
 
+TEST_CASE("mcts: a recorded run that predates search.reroot_repairs replays with the repair paths it made") {
+  Config fresh;
+  CHECK(fresh.get_bool("search.reroot_repairs"));  // new runs: repairs start as refinements do
+  Config old;
+  fix_recorded_repair_paths(old, {{"search", {{"budget", 60}, {"reroot_depth", 64}}}});
+  CHECK_FALSE(old.get_bool("search.reroot_repairs"));  // from the root, as before the option
+  Config recorded;
+  fix_recorded_repair_paths(recorded, {{"search", {{"reroot_repairs", true}}}});
+  CHECK(recorded.get_bool("search.reroot_repairs"));
+}
+
 TEST_CASE("mcts: annealed exploration and sibling-scaled values finish, repeat exactly, and change the search") {
   const std::map<std::string, nlohmann::json> tuned = {{"search.anneal_selections", 20},
                                                        {"search.value_scale", "siblings"},
