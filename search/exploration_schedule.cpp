@@ -42,13 +42,6 @@ void fix_anneal_horizon(Config& config) {
     config.set_value("search.anneal_selections", horizon(config), "the run's budget (search.anneal_selections=-1)");
 }
 
-void fix_recorded_anneal_horizon(Config& config, const nlohmann::json& recorded) {
-  const auto search = recorded.find("search");
-  const bool has = search != recorded.end() && search->is_object() && search->contains("anneal_selections");
-  if (!has) config.set_value("search.anneal_selections", 0, "the recorded run (it predates search.anneal_selections)");
-  fix_anneal_horizon(config);
-}
-
 using P = std::unique_ptr<ExplorationSchedule>;
 KMCTS_REGISTER(ExplorationScheduleRegistry, "constant", [](const Config&) -> P { return std::make_unique<Constant>(); })
 KMCTS_REGISTER(ExplorationScheduleRegistry, "linear", [](const Config& c) -> P { return std::make_unique<Linear>(horizon(c)); })

@@ -30,9 +30,4 @@ using ExplorationScheduleRegistry = Registry<ExplorationSchedule, const Config&>
 /// search.budget's value.
 void fix_anneal_horizon(Config& config);
 
-/// A recorded run's config merged into `config`, before a resume changes its budget: a run
-/// recorded before search.anneal_selections existed (its `recorded` config has no such key)
-/// searched with constant exploration, so 0; then fix_anneal_horizon().
-void fix_recorded_anneal_horizon(Config& config, const nlohmann::json& recorded);
-
 }  // namespace kmcts

@@ -425,12 +425,6 @@ void MctsStrategy::on_evaluated(VariantGraph& graph, const Selection& s, int nod
   refresh_path(graph, path);
 }
 
-void fix_recorded_repair_paths(Config& config, const nlohmann::json& recorded) {
-  const auto search = recorded.find("search");
-  if (search == recorded.end() || !search->is_object() || !search->contains("reroot_repairs"))
-    config.set_value("search.reroot_repairs", false, "the recorded run (it predates search.reroot_repairs)");
-}
-
 }  // namespace kmcts
 
 namespace {

@@ -170,9 +170,4 @@ class MctsStrategy final : public LedgerStrategy {
   mutable std::vector<WeightedValue> children_;
 };
 
-/// A recorded run's config that predates search.reroot_repairs gets false, the rule it ran with,
-/// so its replay and resume make the repair paths it made (as fix_recorded_anneal_horizon does
-/// for the exploration horizon).
-void fix_recorded_repair_paths(Config& config, const nlohmann::json& recorded);
-
 }  // namespace kmcts

@@ -9,8 +9,7 @@
 
 #include "core/error.hpp"
 #include "search/event_replayer.hpp"
-#include "search/exploration_schedule.hpp"
-#include "search/mcts.hpp"
+#include "search/recorded_config.hpp"
 
 namespace kmcts {
 namespace {
@@ -143,8 +142,7 @@ class Replayer {
   Replayer(RunStore& original, const fs::path& scratch) {
     Config config;
     config.merge(original.config(), (original.dir() / "config.json").string());
-    fix_recorded_anneal_horizon(config, original.config());
-    fix_recorded_repair_paths(config, original.config());
+    fix_recorded_config(config, original.config());
     auto nodes = original.nodes();
     if (nodes.empty()) throw InputError(fmt::format("{}: the run has no nodes to replay", original.dir().string()));
     problem_.name = original.run_info().value("problem", "");

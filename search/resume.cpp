@@ -5,8 +5,7 @@
 #include "core/error.hpp"
 #include "search/canonical.hpp"
 #include "search/event_replayer.hpp"
-#include "search/exploration_schedule.hpp"
-#include "search/mcts.hpp"
+#include "search/recorded_config.hpp"
 #include "search/memory_archive.hpp"
 #include "search/run_lock.hpp"
 
@@ -100,8 +99,7 @@ nlohmann::json resume_search(const ResumeRequest& request) {
                                                        : std::string("; nothing to resume")));
   Config config;
   config.merge(store->config(), (request.run_dir / "config.json").string());
-  fix_recorded_anneal_horizon(config, store->config());  // before --budget: the horizon stays the run's
-  fix_recorded_repair_paths(config, store->config());
+  fix_recorded_config(config, store->config());  // before --budget: the horizon stays the run's
   if (request.budget) config.set_value("search.budget", *request.budget, "--budget");
   if (request.workers) config.set_value("search.workers", *request.workers, "--workers");
   for (const auto& [key, value] : request.overrides) config.set_value(key, value, "resume");

@@ -11,6 +11,7 @@
 #include "search/run_store.hpp"
 #include "search/exploration_schedule.hpp"
 #include "search/mcts.hpp"
+#include "search/recorded_config.hpp"
 #include "search/strategy.hpp"
 
 using namespace kmcts;
@@ -374,15 +375,15 @@ TEST_CASE("mcts: exploration anneals over the run's budget, fixed when the run s
   // exploration; -1 is its own budget, taken before a resume's --budget.
   Config resumed;
   resumed.set_value("search.budget", 60, "test");
-  fix_recorded_anneal_horizon(resumed, {{"search", {{"budget", 60}}}});
+  fix_recorded_config(resumed, {{"search", {{"budget", 60}}}});
   CHECK(resumed.get_int("search.anneal_selections") == 0);
   Config recorded_minus_one;
   recorded_minus_one.set_value("search.budget", 60, "test");
-  fix_recorded_anneal_horizon(recorded_minus_one, {{"search", {{"budget", 60}, {"anneal_selections", -1}}}});
+  fix_recorded_config(recorded_minus_one, {{"search", {{"budget", 60}, {"anneal_selections", -1}}}});
   CHECK(recorded_minus_one.get_int("search.anneal_selections") == 60);
   Config recorded_300;
   recorded_300.set_value("search.anneal_selections", 300, "test");
-  fix_recorded_anneal_horizon(recorded_300, {{"search", {{"anneal_selections", 300}}}});
+  fix_recorded_config(recorded_300, {{"search", {{"anneal_selections", 300}}}});
   CHECK(recorded_300.get_int("search.anneal_selections") == 300);
   c.set_value("search.anneal_selections", 0, "test");  // 0: constant, as recorded configs say it
   CHECK(ExplorationScheduleRegistry::instance().create("exploration schedule", "linear", c)->weight(50) == 1.0);
@@ -399,10 +400,10 @@ TEST_CASE("mcts: a recorded run that predates search.reroot_repairs replays with
   Config fresh;
   CHECK(fresh.get_bool("search.reroot_repairs"));  // new runs: repairs start as refinements do
   Config old;
-  fix_recorded_repair_paths(old, {{"search", {{"budget", 60}, {"reroot_depth", 64}}}});
+  fix_recorded_config(old, {{"search", {{"budget", 60}, {"reroot_depth", 64}}}});
   CHECK_FALSE(old.get_bool("search.reroot_repairs"));  // from the root, as before the option
   Config recorded;
-  fix_recorded_repair_paths(recorded, {{"search", {{"reroot_repairs", true}}}});
+  fix_recorded_config(recorded, {{"search", {{"reroot_repairs", true}}}});
   CHECK(recorded.get_bool("search.reroot_repairs"));
 }
 
